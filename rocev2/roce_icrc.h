@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The RoCEv2 invariant CRC (IBTA Annex A17.3.3), computed in full and updated
+ * incrementally.
+ *
+ * The ICRC is the standard CRC-32 (IEEE 802.3: reflected polynomial
+ * 0xEDB88320, initial value and final XOR all ones) over:
+ *
+ *   8 bytes of 0xFF (standing in for the LRH of InfiniBand),
+ *   the IP header with the variant fields set to all ones:
+ *     IPv4: Type of Service, Time to Live, Header Checksum;
+ *     IPv6: Traffic Class, Flow Label, Hop Limit;
+ *   the UDP header with its Checksum set to all ones,
+ *   the BTH with byte 4 (FECN, BECN, 6 reserved bits) set to all ones,
+ *   everything after the BTH up to the ICRC (extension headers, payload, pad).
+ *
+ * It is stored on the wire least significant byte first.
+ *
+ * Incremental update.  CRC is affine over GF(2): for two messages of the
+ * same length, crc(M') = crc(M) ^ crc0(M ^ M'), where crc0 has a zero initial
+ * value and no final XOR.  The difference is zero except at the changed
+ * fields, and zero bytes after a field only multiply its contribution by
+ * x^(8n) mod P.  So the new ICRC costs one small CRC per changed field and
+ * one multiplication per gap, whatever the payload length.
+ */
+#ifndef ROCE_ICRC_H
+#define ROCE_ICRC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "roce_parse.h"
+
+/* Standard CRC-32 of a buffer (initial value and final XOR all ones). */
+typedef uint32_t (*roce_crc32_fn)(const void *buf, uint32_t len);
+
+/*
+ * The implementation used for long runs of bytes.  The default is the
+ * portable slice-by-8 roce_crc32_sw(); the data plane installs rte_net_crc
+ * (PCLMUL or AVX-512) at start-up.  Not thread-safe: call before forwarding.
+ */
+void roce_crc32_set_impl(roce_crc32_fn fn, const char *name);
+const char *roce_crc32_impl_name(void);
+uint32_t roce_crc32(const void *buf, uint32_t len);
+uint32_t roce_crc32_sw(const void *buf, uint32_t len);
+
+/* Raw register update (no initial value, no final XOR), slice-by-8. */
+uint32_t roce_crc32_update(uint32_t reg, const void *buf, uint32_t len);
+
+/*
+ * Multiply a CRC register by x^(8 * nbytes) mod P: the effect of @nbytes zero
+ * bytes.  Constant time for nbytes < ROCE_CRC_SHIFT_TABLE (one carry-less
+ * multiply and four table lookups).
+ */
+#define ROCE_CRC_SHIFT_TABLE 16384u
+uint32_t roce_crc32_shift(uint32_t reg, uint32_t nbytes);
+
+/* Full ICRC of a parsed frame. */
+uint32_t roce_icrc_compute(const uint8_t *frame, const struct roce_pkt *pkt);
+
+static inline uint32_t
+roce_icrc_get(const uint8_t *frame, const struct roce_pkt *pkt)
+{
+	const uint8_t *p = frame + pkt->icrc_off;
+
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void
+roce_icrc_put(uint8_t *frame, uint32_t icrc_off, uint32_t icrc)
+{
+	uint8_t *p = frame + icrc_off;
+
+	p[0] = (uint8_t)icrc;
+	p[1] = (uint8_t)(icrc >> 8);
+	p[2] = (uint8_t)(icrc >> 16);
+	p[3] = (uint8_t)(icrc >> 24);
+}
+
+static inline bool
+roce_icrc_verify(const uint8_t *frame, const struct roce_pkt *pkt)
+{
+	return roce_icrc_compute(frame, pkt) == roce_icrc_get(frame, pkt);
+}
+
+/*
+ * Accumulated ICRC difference of several changed fields in one frame.
+ * Fields may be added in any order but must not overlap; offsets are from
+ * the start of the frame.  Adding in increasing offset order is cheapest.
+ */
+struct roce_icrc_delta {
+	uint32_t acc; /* crc0 of the difference, up to byte @end */
+	uint32_t end; /* one past the last difference byte seen */
+};
+
+static inline void
+roce_icrc_delta_init(struct roce_icrc_delta *d)
+{
+	d->acc = 0;
+	d->end = 0;
+}
+
+/* Account for @len bytes at @off changing from @old to @new. */
+void roce_icrc_delta_add(struct roce_icrc_delta *d, uint32_t off, const void *old,
+			 const void *new_bytes, uint32_t len);
+
+/* Account for a precomputed difference: @crc0 of bytes ending at @end. */
+void roce_icrc_delta_add_crc0(struct roce_icrc_delta *d, uint32_t crc0, uint32_t end);
+
+/* The new ICRC: @icrc is the old one, @icrc_off where it sits. */
+static inline uint32_t
+roce_icrc_delta_apply(const struct roce_icrc_delta *d, uint32_t icrc, uint32_t icrc_off)
+{
+	return icrc ^ roce_crc32_shift(d->acc, icrc_off - d->end);
+}
+
+/* One changed field: the new ICRC. */
+uint32_t roce_icrc_update(uint32_t icrc, uint32_t off, const void *old, const void *new_bytes,
+			  uint32_t len, uint32_t icrc_off);
+
+#endif /* ROCE_ICRC_H */
