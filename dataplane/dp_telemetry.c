@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Telemetry commands under /roce/ and the JSON summary printed at exit.
+ * Both read the per-lcore counters while the lcores run; totals may be a
+ * burst apart, never torn within one 64-bit counter.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "dp.h"
+
+static void
+ip_text(const uint8_t *b, uint8_t ver, char *buf, size_t len)
+{
+	struct cfg_ip ip = { .ver = ver };
+
+	memcpy(ip.b, b, ver == 6 ? 16 : 4);
+	cfg_ip_format(&ip, buf, len);
+}
+
+static uint64_t
+drops_total(const struct dp_stats *s)
+{
+	uint64_t t = 0;
+
+	for (int i = 1; i < DP_DROP_MAX; i++)
+		t += s->drops[i];
+	return t;
+}
+
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dp_stats s;
+	uint64_t rx = 0, tx = 0;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	dp_stats_sum(&s);
+	for (uint16_t p = 0; p < dp.n_ports; p++) {
+		rx += s.rx_pkts[p];
+		tx += s.tx_pkts[p];
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "rx_packets", rx);
+	rte_tel_data_add_dict_u64(d, "tx_packets", tx);
+	rte_tel_data_add_dict_u64(d, "forwarded_egress", s.fwd_egress);
+	rte_tel_data_add_dict_u64(d, "forwarded_ingress", s.fwd_ingress);
+	rte_tel_data_add_dict_u64(d, "forwarded_hairpin", s.fwd_hairpin);
+	rte_tel_data_add_dict_u64(d, "cnp_forwarded", s.cnp_forwarded);
+	rte_tel_data_add_dict_u64(d, "mr_translated", s.mr_translated);
+	rte_tel_data_add_dict_u64(d, "dropped", drops_total(&s));
+	for (uint16_t p = 0; p < dp.n_ports; p++) {
+		struct rte_tel_data *pd = rte_tel_data_alloc();
+
+		if (!pd)
+			return -ENOMEM;
+		rte_tel_data_start_dict(pd);
+		rte_tel_data_add_dict_string(pd, "device", dp.ports[p].device);
+		rte_tel_data_add_dict_u64(pd, "rx_packets", s.rx_pkts[p]);
+		rte_tel_data_add_dict_u64(pd, "rx_bytes", s.rx_bytes[p]);
+		rte_tel_data_add_dict_u64(pd, "tx_packets", s.tx_pkts[p]);
+		rte_tel_data_add_dict_u64(pd, "tx_bytes", s.tx_bytes[p]);
+		rte_tel_data_add_dict_container(d, dp.ports[p].name, pd, 0);
+	}
+	return 0;
+}
+
+static int
+tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dp_stats s;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	dp_stats_sum(&s);
+	rte_tel_data_start_dict(d);
+	for (int i = 1; i < DP_DROP_MAX; i++)
+		rte_tel_data_add_dict_u64(d, dp_drop_names[i], s.drops[i]);
+	return 0;
+}
+
+static int
+tel_tenants(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct ovl *o = dp.ovl;
+
+	RTE_SET_USED(cmd);
+	rte_tel_data_start_dict(d);
+	for (uint32_t t = 0; t < o->n_tenants; t++) {
+		struct dp_tenant_stats s;
+		struct rte_tel_data *td;
+
+		if (params && *params && strcmp(params, o->tenants[t].name))
+			continue;
+		td = rte_tel_data_alloc();
+		if (!td)
+			return -ENOMEM;
+		dp_tenant_stats_sum(t, &s);
+		rte_tel_data_start_dict(td);
+		rte_tel_data_add_dict_u64(td, "vni", o->tenants[t].vni);
+		rte_tel_data_add_dict_u64(td, "qps", o->tenants[t].n_qps);
+		rte_tel_data_add_dict_u64(td, "max_qps", o->tenants[t].max_qps);
+		rte_tel_data_add_dict_u64(td, "local_qps", o->tenants[t].n_local_qps);
+		rte_tel_data_add_dict_u64(td, "rate_bps", o->tenants[t].rate.set ? o->tenants[t].rate.bps : 0);
+		rte_tel_data_add_dict_string(td, "mr_check", o->tenants[t].mr_enforce ? "enforce" : "off");
+		rte_tel_data_add_dict_u64(td, "egress_packets", s.egress_pkts);
+		rte_tel_data_add_dict_u64(td, "egress_bytes", s.egress_bytes);
+		rte_tel_data_add_dict_u64(td, "ingress_packets", s.ingress_pkts);
+		rte_tel_data_add_dict_u64(td, "ingress_bytes", s.ingress_bytes);
+		rte_tel_data_add_dict_u64(td, "dropped", s.drops);
+		rte_tel_data_add_dict_container(d, o->tenants[t].name, td, 0);
+	}
+	return 0;
+}
+
+#define TEL_CONN_PAGE 32
+
+/*
+ * /roce/connections[,TENANT[,START]]: at most TEL_CONN_PAGE connections
+ * from START (default 0), optionally of one tenant; "total" and "next" say
+ * how to page on.
+ */
+static int
+tel_connections(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct ovl *o = dp.ovl;
+	char tenant[64] = "";
+	uint32_t start = 0, shown = 0, total = 0, next = 0;
+
+	RTE_SET_USED(cmd);
+	if (params && *params) {
+		const char *comma = strchr(params, ',');
+		size_t n = comma ? (size_t)(comma - params) : strlen(params);
+
+		if (n >= sizeof(tenant))
+			return -EINVAL;
+		memcpy(tenant, params, n);
+		tenant[n] = 0;
+		if (comma)
+			start = (uint32_t)strtoul(comma + 1, NULL, 10);
+	}
+	rte_tel_data_start_dict(d);
+	for (uint32_t i = 0; i < o->n_conns; i++) {
+		const struct ovl_conn *c = &o->conns[i];
+		const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
+		const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
+		const struct dp_conn_state *st = &dp.conn_state[i];
+		struct rte_tel_data *cd;
+		char key[16], ip[64];
+
+		if (*tenant && strcmp(tenant, o->tenants[c->tenant].name))
+			continue;
+		if (total++ < start)
+			continue;
+		if (shown == TEL_CONN_PAGE) {
+			if (!next)
+				next = total - 1;
+			continue;
+		}
+		cd = rte_tel_data_alloc();
+		if (!cd)
+			return -ENOMEM;
+		rte_tel_data_start_dict(cd);
+		rte_tel_data_add_dict_string(cd, "tenant", o->tenants[c->tenant].name);
+		ip_text(le->vip.b, le->vip.ver, ip, sizeof(ip));
+		rte_tel_data_add_dict_string(cd, "local_vip", ip);
+		rte_tel_data_add_dict_u64(cd, "local_vqpn", l->vqpn);
+		rte_tel_data_add_dict_u64(cd, "local_pqpn", l->pqpn);
+		ip_text(re->vip.b, re->vip.ver, ip, sizeof(ip));
+		rte_tel_data_add_dict_string(cd, "remote_vip", ip);
+		rte_tel_data_add_dict_u64(cd, "remote_vqpn", r->vqpn);
+		rte_tel_data_add_dict_u64(cd, "remote_pqpn", r->pqpn);
+		ip_text(re->host.b, re->host.ver, ip, sizeof(ip));
+		rte_tel_data_add_dict_string(cd, "remote_host", ip);
+		rte_tel_data_add_dict_string(cd, "type", l->type == CFG_QP_UC ? "uc" : "rc");
+		rte_tel_data_add_dict_u64(cd, "hairpin", c->hairpin);
+		rte_tel_data_add_dict_u64(cd, "rate_bps", c->rate_bps);
+		rte_tel_data_add_dict_u64(cd, "egress_packets", st->egress.pkts);
+		rte_tel_data_add_dict_u64(cd, "egress_bytes", st->egress.bytes);
+		rte_tel_data_add_dict_u64(cd, "ingress_packets", st->ingress.pkts);
+		rte_tel_data_add_dict_u64(cd, "ingress_bytes", st->ingress.bytes);
+		snprintf(key, sizeof(key), "%u", i);
+		rte_tel_data_add_dict_container(d, key, cd, 0);
+		shown++;
+	}
+	rte_tel_data_add_dict_u64(d, "total", total);
+	rte_tel_data_add_dict_u64(d, "next", next);
+	return 0;
+}
+
+int
+dp_telemetry_init(void)
+{
+	int rc = 0;
+
+	rc |= rte_telemetry_register_cmd("/roce/stats", tel_stats,
+					 "Switch totals and per-port counters. No parameters.");
+	rc |= rte_telemetry_register_cmd("/roce/drops", tel_drops,
+					 "Dropped frames by named reason. No parameters.");
+	rc |= rte_telemetry_register_cmd("/roce/tenants", tel_tenants,
+					 "Per-tenant counters and quota. Parameter: optional tenant name.");
+	rc |= rte_telemetry_register_cmd("/roce/connections", tel_connections,
+					 "Connections, 32 a page. Parameters: [tenant[,start]].");
+	return rc ? -1 : 0;
+}
+
+void
+dp_summary_write(FILE *f, const char *extra_json)
+{
+	struct dp_stats s;
+	uint64_t rx = 0, tx = 0;
+	const struct ovl *o = dp.ovl;
+
+	dp_stats_sum(&s);
+	for (uint16_t p = 0; p < dp.n_ports; p++) {
+		rx += s.rx_pkts[p];
+		tx += s.tx_pkts[p];
+	}
+	fprintf(f, "{\"rx_packets\": %lu, \"tx_packets\": %lu, ", rx, tx);
+	fprintf(f, "\"forwarded\": {\"egress\": %lu, \"ingress\": %lu, \"hairpin\": %lu}, ", s.fwd_egress,
+		s.fwd_ingress, s.fwd_hairpin);
+	fprintf(f, "\"cnp_forwarded\": %lu, \"mr_translated\": %lu, ", s.cnp_forwarded, s.mr_translated);
+	fprintf(f, "\"dropped\": %lu, \"drops\": {", drops_total(&s));
+	for (int i = 1; i < DP_DROP_MAX; i++)
+		fprintf(f, "%s\"%s\": %lu", i > 1 ? ", " : "", dp_drop_names[i], s.drops[i]);
+	fprintf(f, "}, \"ports\": {");
+	for (uint16_t p = 0; p < dp.n_ports; p++)
+		fprintf(f, "%s\"%s\": {\"device\": \"%s\", \"rx_packets\": %lu, \"rx_bytes\": %lu, "
+			"\"tx_packets\": %lu, \"tx_bytes\": %lu}", p ? ", " : "", dp.ports[p].name,
+			dp.ports[p].device, s.rx_pkts[p], s.rx_bytes[p], s.tx_pkts[p], s.tx_bytes[p]);
+	fprintf(f, "}, \"tenants\": {");
+	for (uint32_t t = 0; t < o->n_tenants; t++) {
+		struct dp_tenant_stats ts;
+
+		dp_tenant_stats_sum(t, &ts);
+		fprintf(f, "%s\"%s\": {\"egress_packets\": %lu, \"egress_bytes\": %lu, \"ingress_packets\": %lu, "
+			"\"ingress_bytes\": %lu, \"dropped\": %lu, \"qps\": %u, \"max_qps\": %u}",
+			t ? ", " : "", o->tenants[t].name, ts.egress_pkts, ts.egress_bytes, ts.ingress_pkts,
+			ts.ingress_bytes, ts.drops, o->tenants[t].n_qps, o->tenants[t].max_qps);
+	}
+	fprintf(f, "}%s%s}\n", extra_json ? ", " : "", extra_json ? extra_json : "");
+	fflush(f);
+}

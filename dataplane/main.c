@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpdk-roce-vswitch [EAL options] -- --config FILE [--exit-when-idle MS]
+ *                   [--stats-json FILE] [--mbuf-size BYTES]
+ *
+ * Set-up, the lcore launch, signals and the clean exit.  Forwarding lives in
+ * dp_fwd.c, telemetry and the exit summary in dp_telemetry.c.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+#include <rte_net_crc.h>
+#include <rte_pdump.h>
+
+#include "dp.h"
+
+struct dp dp;
+
+static struct {
+	const char *config;
+	const char *stats_json;
+	uint64_t exit_idle_ms;
+	uint32_t mbuf_size;
+} opts = { .mbuf_size = 9216 };
+
+#define RX_DESC 1024
+#define TX_DESC 1024
+
+static volatile sig_atomic_t got_hup;
+
+static void
+on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		got_hup = 1;
+	else
+		dp.quit = true;
+}
+
+static void
+usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [EAL options] -- --config FILE [--exit-when-idle MS] [--stats-json FILE]\n"
+		"          [--mbuf-size BYTES]\n"
+		"  --config FILE        the JSON configuration (schema version 1)\n"
+		"  --exit-when-idle MS  exit once every port has been idle for MS ms after traffic\n"
+		"  --stats-json FILE    also write the exit summary to FILE\n"
+		"  --mbuf-size BYTES    largest frame accepted (default 9216)\n",
+		prog);
+}
+
+static int
+parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "exit-when-idle", required_argument, NULL, 'i' },
+		{ "stats-json", required_argument, NULL, 's' },
+		{ "mbuf-size", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+	char *end;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			opts.config = optarg;
+			break;
+		case 'i':
+			opts.exit_idle_ms = strtoull(optarg, &end, 10);
+			if (*end || !*optarg) {
+				fprintf(stderr, "--exit-when-idle: not a number of milliseconds: %s\n", optarg);
+				return -1;
+			}
+			break;
+		case 's':
+			opts.stats_json = optarg;
+			break;
+		case 'm':
+			opts.mbuf_size = (uint32_t)strtoul(optarg, &end, 10);
+			if (*end || opts.mbuf_size < 128 || opts.mbuf_size > 65000) {
+				fprintf(stderr, "--mbuf-size: 128 to 65000 bytes\n");
+				return -1;
+			}
+			break;
+		case 'h':
+			usage(argv[0]);
+			exit(0);
+		default:
+			usage(argv[0]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "unexpected argument: %s\n", argv[optind]);
+		return -1;
+	}
+	if (!opts.config) {
+		fprintf(stderr, "--config FILE is required\n");
+		usage(argv[0]);
+		return -1;
+	}
+	return 0;
+}
+
+static uint32_t
+net_crc32(const void *buf, uint32_t len)
+{
+	return rte_net_crc_calc(buf, len, RTE_NET_CRC32_ETH);
+}
+
+/* Match the configuration's devices to the ports EAL probed, both ways. */
+static int
+ports_map(void)
+{
+	const struct cfg *c = dp.cfg;
+	uint16_t pid;
+	int bad = 0;
+
+	if (c->n_ports > DP_MAX_PORTS) {
+		fprintf(stderr, "%s: ports: at most %d ports\n", c->path, DP_MAX_PORTS);
+		return -1;
+	}
+	memset(dp.port_index, 0xff, sizeof(dp.port_index));
+	for (uint32_t i = 0; i < c->n_ports; i++) {
+		struct dp_port *p = &dp.ports[i];
+
+		p->name = c->ports[i].name;
+		p->device = c->ports[i].device;
+		p->uplink = c->ports[i].role == CFG_ROLE_UPLINK;
+		p->tenant = p->uplink ? 0 : (uint32_t)c->ports[i].tenant;
+		if (rte_eth_dev_get_port_by_name(p->device, &pid) != 0) {
+			fprintf(stderr, "%s: ports[%u].device: no such EAL device \"%s\" (give it with --vdev or -a)\n",
+				c->path, i, p->device);
+			bad = 1;
+			continue;
+		}
+		p->port_id = pid;
+		dp.port_index[pid] = (uint16_t)i;
+	}
+	RTE_ETH_FOREACH_DEV(pid) {
+		char name[RTE_ETH_NAME_MAX_LEN];
+
+		if (dp.port_index[pid] != 0xffff)
+			continue;
+		rte_eth_dev_get_name_by_port(pid, name);
+		fprintf(stderr, "%s: EAL device \"%s\" (port %u) is not named in the configuration\n",
+			c->path, name, pid);
+		bad = 1;
+	}
+	dp.n_ports = (uint16_t)c->n_ports;
+	return bad ? -1 : 0;
+}
+
+static int
+lcores_assign(void)
+{
+	unsigned id;
+
+	RTE_LCORE_FOREACH_WORKER(id) {
+		if (dp.n_lcores == DP_MAX_LCORES)
+			break;
+		dp.lcores[dp.n_lcores].lcore_id = id;
+		dp.lcores[dp.n_lcores].idx = dp.n_lcores;
+		dp.n_lcores++;
+	}
+	if (dp.n_lcores == 0) {
+		/* One lcore: the main lcore forwards and keeps house. */
+		dp.lcores[0].lcore_id = rte_get_main_lcore();
+		dp.lcores[0].idx = 0;
+		dp.n_lcores = 1;
+	}
+	/* Each port's rx queue belongs to one lcore, round robin. */
+	for (uint16_t p = 0; p < dp.n_ports; p++) {
+		struct dp_lcore *lc = &dp.lcores[p % dp.n_lcores];
+
+		dp.ports[p].lcore_idx = lc->idx;
+		lc->rx_ports[lc->n_rx++] = p;
+	}
+	for (uint16_t l = 0; l < dp.n_lcores; l++) {
+		dp.lcores[l].tenant_stats = rte_zmalloc("tenant_stats",
+			sizeof(struct dp_tenant_stats) * (dp.ovl->n_tenants + 1), RTE_CACHE_LINE_SIZE);
+		if (!dp.lcores[l].tenant_stats)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+ports_start(void)
+{
+	for (uint16_t i = 0; i < dp.n_ports; i++) {
+		uint16_t pid = dp.ports[i].port_id;
+		struct rte_eth_conf conf = { 0 };
+		struct rte_eth_dev_info info;
+		uint16_t rxd = RX_DESC, txd = TX_DESC;
+		int rc;
+
+		rc = rte_eth_dev_info_get(pid, &info);
+		if (rc == 0 && info.max_tx_queues < dp.n_lcores) {
+			fprintf(stderr, "port %s: %u tx queues needed, device offers %u\n", dp.ports[i].name,
+				dp.n_lcores, info.max_tx_queues);
+			return -1;
+		}
+		rc = rte_eth_dev_configure(pid, 1, dp.n_lcores, &conf);
+		if (rc == 0)
+			rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &rxd, &txd);
+		if (rc == 0)
+			rc = rte_eth_rx_queue_setup(pid, 0, rxd, rte_eth_dev_socket_id(pid), NULL, dp.pool);
+		for (uint16_t q = 0; rc == 0 && q < dp.n_lcores; q++)
+			rc = rte_eth_tx_queue_setup(pid, q, txd, rte_eth_dev_socket_id(pid), NULL);
+		if (rc == 0)
+			rc = rte_eth_dev_start(pid);
+		if (rc != 0) {
+			fprintf(stderr, "port %s (%s): start failed: %s\n", dp.ports[i].name, dp.ports[i].device,
+				rte_strerror(-rc));
+			return -1;
+		}
+		/* Tenants address the virtual gateway and remote hosts any MAC. */
+		rte_eth_promiscuous_enable(pid);
+	}
+	return 0;
+}
+
+static bool
+all_idle(uint64_t now)
+{
+	uint64_t limit = opts.exit_idle_ms * dp.tsc_hz / 1000;
+
+	for (uint16_t l = 0; l < dp.n_lcores; l++)
+		if (now - dp.lcores[l].last_rx_tsc < limit)
+			return false;
+	return true;
+}
+
+/* Called about every millisecond on the main lcore. */
+void
+dp_housekeeping(void)
+{
+	if (got_hup) {
+		got_hup = 0;
+		fprintf(stderr, "SIGHUP: live reload is not available in this build; configuration unchanged\n");
+	}
+	if (opts.exit_idle_ms && dp.traffic_seen && all_idle(rte_rdtsc()))
+		dp.quit = true;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct cfg_errors errs = { 0 };
+	char err[512];
+	int ret;
+	unsigned in_use_start, in_use_end, in_use_closed;
+
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "EAL initialisation failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	argc -= ret;
+	argv += ret;
+	argv[0] = (char *)"dpdk-roce-vswitch";
+	if (parse_args(argc, argv) < 0)
+		goto fail_eal;
+
+	dp.cfg = cfg_load_file(opts.config, &errs);
+	if (!dp.cfg) {
+		cfg_errors_print(&errs, stderr);
+		cfg_errors_clear(&errs);
+		goto fail_eal;
+	}
+	dp.ovl = ovl_build(dp.cfg, err, sizeof(err));
+	if (!dp.ovl) {
+		fprintf(stderr, "%s: %s\n", opts.config, err);
+		goto fail_eal;
+	}
+	dp.tsc_hz = rte_get_tsc_hz();
+
+	/* The long-run CRC: asking for AVX-512 falls back to SSE4.2 (PCLMUL) by itself. */
+	rte_net_crc_set_alg(RTE_NET_CRC_AVX512);
+	roce_crc32_set_impl(net_crc32, "rte_net_crc");
+
+	if (ports_map() < 0 || lcores_assign() < 0)
+		goto fail_eal;
+	dp.conn_state = rte_zmalloc("conn_state", sizeof(*dp.conn_state) * (dp.ovl->n_conns + 1),
+				    RTE_CACHE_LINE_SIZE);
+	if (!dp.conn_state)
+		goto fail_eal;
+
+	/* Enough mbufs for every ring, every lcore cache and every tx buffer. */
+	unsigned n_mbufs = dp.n_ports * (RX_DESC + TX_DESC * dp.n_lcores + DP_BURST * dp.n_lcores) +
+			   dp.n_lcores * 512 + 1024;
+
+	n_mbufs = RTE_MAX(n_mbufs, 4096u);
+	dp.pool = rte_pktmbuf_pool_create("roce_mbufs", n_mbufs, 256, 0,
+					  (uint16_t)(RTE_PKTMBUF_HEADROOM + opts.mbuf_size), rte_socket_id());
+	if (!dp.pool) {
+		fprintf(stderr, "mbuf pool of %u x %u bytes: %s\n", n_mbufs, opts.mbuf_size, rte_strerror(rte_errno));
+		goto fail_eal;
+	}
+	if (ports_start() < 0)
+		goto fail_ports;
+	rte_pdump_init();
+	if (dp_telemetry_init() < 0)
+		fprintf(stderr, "telemetry commands could not be registered\n");
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+
+	fprintf(stderr, "dpdk-roce-vswitch: %u ports, %u tenants, %u connections, %u lcores\n", dp.n_ports,
+		dp.ovl->n_tenants, dp.ovl->n_conns, dp.n_lcores);
+	in_use_start = rte_mempool_in_use_count(dp.pool);
+	for (uint16_t l = 0; l < dp.n_lcores; l++)
+		dp.lcores[l].last_rx_tsc = rte_rdtsc();
+	if (dp.lcores[0].lcore_id == rte_get_main_lcore()) {
+		dp_lcore_main(&dp.lcores[0]);
+	} else {
+		for (uint16_t l = 0; l < dp.n_lcores; l++)
+			rte_eal_remote_launch(dp_lcore_main, &dp.lcores[l], dp.lcores[l].lcore_id);
+		while (!dp.quit) {
+			usleep(1000);
+			dp_housekeeping();
+		}
+		rte_eal_mp_wait_lcore();
+	}
+	/* Every lcore has flushed its tx buffers: what is in use now is in the rings. */
+	in_use_end = rte_mempool_in_use_count(dp.pool);
+	for (uint16_t i = 0; i < dp.n_ports; i++) {
+		rte_eth_dev_stop(dp.ports[i].port_id);
+		rte_eth_dev_close(dp.ports[i].port_id);
+	}
+	in_use_closed = rte_mempool_in_use_count(dp.pool);
+
+	snprintf(err, sizeof(err),
+		 "\"mbufs\": {\"pool_size\": %u, \"in_use_start\": %u, \"in_use_end\": %u, \"in_use_after_close\": %u}",
+		 n_mbufs, in_use_start, in_use_end, in_use_closed);
+	dp_summary_write(stdout, err);
+	if (opts.stats_json) {
+		FILE *f = fopen(opts.stats_json, "w");
+
+		if (!f) {
+			fprintf(stderr, "--stats-json %s: %s\n", opts.stats_json, strerror(errno));
+		} else {
+			dp_summary_write(f, err);
+			fclose(f);
+		}
+	}
+	rte_pdump_uninit();
+	rte_mempool_free(dp.pool);
+	for (uint16_t l = 0; l < dp.n_lcores; l++)
+		rte_free(dp.lcores[l].tenant_stats);
+	rte_free(dp.conn_state);
+	ovl_free(dp.ovl);
+	cfg_free(dp.cfg);
+	rte_eal_cleanup();
+	return 0;
+
+fail_ports:
+	for (uint16_t i = 0; i < dp.n_ports; i++)
+		rte_eth_dev_close(dp.ports[i].port_id);
+fail_eal:
+	rte_eal_cleanup();
+	return 1;
+}

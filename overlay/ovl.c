@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ovl.h"
+
+void
+ovl_ip_from_cfg(struct ovl_ip *dst, const struct cfg_ip *src)
+{
+	dst->ver = src->ver;
+	memcpy(dst->b, src->b, sizeof(dst->b));
+}
+
+static unsigned
+ip_len(const struct ovl_ip *ip)
+{
+	return ip->ver == 6 ? 16 : 4;
+}
+
+static bool
+ip_eq(const struct ovl_ip *a, const struct ovl_ip *b)
+{
+	return a->ver == b->ver && memcmp(a->b, b->b, ip_len(a)) == 0;
+}
+
+static int
+table_init(struct ovl_table *t, uint32_t n)
+{
+	uint32_t cap = 16;
+
+	while (cap < 2 * n + 1)
+		cap <<= 1;
+	t->slots = calloc(cap, sizeof(*t->slots));
+	t->keys = calloc(cap, sizeof(*t->keys));
+	t->mask = cap - 1;
+	t->n = 0;
+	return t->slots && t->keys ? 0 : -1;
+}
+
+static void
+table_free(struct ovl_table *t)
+{
+	free(t->slots);
+	free(t->keys);
+}
+
+/* Insert; returns the value already stored under @k, or OVL_NONE. */
+static uint32_t
+table_insert(struct ovl_table *t, const struct ovl_key *k, uint32_t val)
+{
+	uint32_t sig = ovl_key_hash(k) | 1u;
+
+	for (uint32_t i = sig & t->mask;; i = (i + 1) & t->mask) {
+		struct ovl_slot *s = &t->slots[i];
+
+		if (s->sig == 0) {
+			s->sig = sig;
+			s->val = val;
+			t->keys[i] = *k;
+			t->n++;
+			return OVL_NONE;
+		}
+		if (s->sig == sig && ovl_key_eq(&t->keys[i], k))
+			return s->val;
+	}
+}
+
+/* Byte offsets, from the IP header of an option-less frame. */
+struct ip_layout {
+	unsigned src, dst, len, bth;
+};
+
+static struct ip_layout
+layout(uint8_t ver)
+{
+	if (ver == 6)
+		return (struct ip_layout){ .src = 8, .dst = 24, .len = 16, .bth = 48 };
+	return (struct ip_layout){ .src = 12, .dst = 16, .len = 4, .bth = 28 };
+}
+
+/*
+ * Precompute the constant parts of a rename: addresses @old_src/@old_dst to
+ * @new_src/@new_dst and DestQP @old_qpn to @new_qpn.
+ */
+static void
+rewrite_init(struct ovl_rewrite *rw, const struct ovl_ip *old_src, const struct ovl_ip *old_dst,
+	     uint32_t old_qpn, const struct ovl_ip *new_src, const struct ovl_ip *new_dst, uint32_t new_qpn)
+{
+	struct ip_layout lo = layout(new_src->ver);
+	uint8_t a[64] = { 0 }, b[64] = { 0 }, x[64];
+	unsigned end = lo.bth + 8;
+
+	rw->ip_ver = new_src->ver;
+	rw->addr_len = (uint8_t)lo.len;
+	memcpy(rw->src_ip, new_src->b, lo.len);
+	memcpy(rw->dst_ip, new_dst->b, lo.len);
+	rw->dqpn = new_qpn;
+	rw->changes_icrc = !(ip_eq(old_src, new_src) && ip_eq(old_dst, new_dst) && old_qpn == new_qpn);
+
+	memcpy(a + lo.src, old_src->b, lo.len);
+	memcpy(a + lo.dst, old_dst->b, lo.len);
+	memcpy(b + lo.src, new_src->b, lo.len);
+	memcpy(b + lo.dst, new_dst->b, lo.len);
+	for (int i = 0; i < 3; i++) {
+		a[lo.bth + 5 + i] = (uint8_t)(old_qpn >> (16 - 8 * i));
+		b[lo.bth + 5 + i] = (uint8_t)(new_qpn >> (16 - 8 * i));
+	}
+	for (unsigned i = 0; i < end; i++)
+		x[i] = a[i] ^ b[i];
+	/* crc0 of the difference from the source address to the end of DestQP. */
+	rw->icrc_crc0 = roce_crc32_update(0, x + lo.src, end - lo.src);
+	rw->ip_csum_diff = lo.len == 4 ? roce_csum_diff(a + lo.src, b + lo.src, 8) : 0;
+}
+
+static const uint8_t *
+neighbor_mac(const struct cfg *c, const struct ovl_ip *host, const struct ovl_port *uplink)
+{
+	for (uint32_t i = 0; i < c->n_neighbors; i++) {
+		struct ovl_ip ip;
+
+		ovl_ip_from_cfg(&ip, &c->neighbors[i].ip);
+		if (ip_eq(&ip, host))
+			return c->neighbors[i].mac;
+	}
+	return uplink->has_gateway ? uplink->gateway_mac : NULL;
+}
+
+#define FAIL(...) do { snprintf(err, err_len, __VA_ARGS__); goto fail; } while (0)
+
+struct ovl *
+ovl_build(const struct cfg *c, char *err, size_t err_len)
+{
+	struct ovl *o = calloc(1, sizeof(*o));
+	struct ovl_key k;
+
+	if (!o)
+		return NULL;
+	o->cfg = c;
+	o->udp_port = c->udp_port ? c->udp_port : ROCE_UDP_PORT;
+	o->n_tenants = c->n_tenants;
+	o->n_ports = c->n_ports;
+	o->n_endpoints = c->n_endpoints;
+	o->n_qps = c->n_qps;
+	o->tenants = calloc(c->n_tenants + 1, sizeof(*o->tenants));
+	o->ports = calloc(c->n_ports + 1, sizeof(*o->ports));
+	o->endpoints = calloc(c->n_endpoints + 1, sizeof(*o->endpoints));
+	o->qps = calloc(c->n_qps + 1, sizeof(*o->qps));
+	o->conns = calloc(c->n_qps + 1, sizeof(*o->conns));
+	o->mrs = calloc(c->n_mrs + 1, sizeof(*o->mrs));
+	if (!o->tenants || !o->ports || !o->endpoints || !o->qps || !o->conns || !o->mrs)
+		FAIL("out of memory");
+
+	for (uint32_t i = 0; i < c->n_tenants; i++) {
+		struct ovl_tenant *t = &o->tenants[i];
+
+		t->name = c->tenants[i].name;
+		t->vni = c->tenants[i].vni;
+		t->max_qps = c->tenants[i].max_qps;
+		t->rate = c->tenants[i].rate;
+		t->mr_enforce = c->tenants[i].mr_check == CFG_MR_CHECK_ENFORCE;
+	}
+	for (uint32_t i = 0; i < c->n_ports; i++) {
+		const struct cfg_port *cp = &c->ports[i];
+		struct ovl_port *p = &o->ports[i];
+
+		p->name = cp->name;
+		p->uplink = cp->role == CFG_ROLE_UPLINK;
+		p->tenant = cp->tenant >= 0 ? (uint32_t)cp->tenant : OVL_NONE;
+		memcpy(p->mac, cp->mac, 6);
+		if (p->uplink) {
+			ovl_ip_from_cfg(&p->ip, &cp->ip);
+			p->has_gateway = cp->has_gateway_mac;
+			memcpy(p->gateway_mac, cp->gateway_mac, 6);
+			if (o->n_host_ips == sizeof(o->host_ips) / sizeof(o->host_ips[0]))
+				FAIL("ports[%u]: more than 8 uplinks", i);
+			o->host_ips[o->n_host_ips] = p->ip;
+			o->host_port[o->n_host_ips++] = (uint16_t)i;
+		}
+	}
+
+	if (table_init(&o->by_ep, c->n_endpoints) || table_init(&o->by_tenant, c->n_qps) ||
+	    table_init(&o->by_fabric, c->n_qps) || table_init(&o->by_mr, c->n_mrs))
+		FAIL("out of memory");
+
+	for (uint32_t i = 0; i < c->n_endpoints; i++) {
+		const struct cfg_endpoint *ce = &c->endpoints[i];
+		struct ovl_endpoint *e = &o->endpoints[i];
+
+		e->tenant = (uint32_t)ce->tenant;
+		ovl_ip_from_cfg(&e->vip, &ce->vip);
+		ovl_ip_from_cfg(&e->host, &ce->host);
+		e->local = ovl_host_index(o, e->host.b, ip_len(&e->host)) >= 0;
+		if (e->vip.ver != e->host.ver)
+			FAIL("endpoints[%u]: a vip and host of different IP versions is not supported", i);
+		if (e->local && ce->port < 0)
+			FAIL("endpoints[%u].port: the endpoint is on this host (%s) but names no port", i,
+			     c->ports[o->host_port[ovl_host_index(o, e->host.b, ip_len(&e->host))]].name);
+		if (e->local) {
+			e->port = (uint16_t)ce->port;
+			memcpy(e->mac, ce->mac, 6);
+			memcpy(e->eth, e->mac, 6);
+			memcpy(e->eth + 6, o->ports[e->port].mac, 6);
+			e->out_port = e->port;
+			e->reachable = true;
+		} else {
+			/* Out of the first uplink of the host's IP version. */
+			for (uint32_t h = 0; h < o->n_host_ips && !e->reachable; h++) {
+				const struct ovl_port *up = &o->ports[o->host_port[h]];
+				const uint8_t *nmac;
+
+				if (up->ip.ver != e->host.ver || !(nmac = neighbor_mac(c, &e->host, up)))
+					continue;
+				memcpy(e->eth, nmac, 6);
+				memcpy(e->eth + 6, up->mac, 6);
+				e->out_port = o->host_port[h];
+				e->reachable = true;
+			}
+		}
+		ovl_key_make(&k, e->vip.b, ip_len(&e->vip), e->tenant, 0);
+		if (table_insert(&o->by_ep, &k, i) != OVL_NONE)
+			FAIL("endpoints[%u]: duplicate vip", i);
+	}
+
+	for (uint32_t i = 0; i < c->n_qps; i++) {
+		const struct cfg_qp *cq = &c->qps[i];
+		struct ovl_qp *q = &o->qps[i];
+
+		q->tenant = (uint32_t)cq->tenant;
+		q->endpoint = (uint32_t)cq->endpoint;
+		q->vqpn = cq->vqpn;
+		q->pqpn = cq->pqpn;
+		q->type = (uint8_t)cq->type;
+		q->peer = cq->peer >= 0 ? (uint32_t)cq->peer : OVL_NONE;
+		q->conn = OVL_NONE;
+		q->local = o->endpoints[q->endpoint].local;
+		o->tenants[q->tenant].n_qps++;
+		if (q->local)
+			o->tenants[q->tenant].n_local_qps++;
+	}
+
+	/* Connections: each local QP with a peer. */
+	for (uint32_t i = 0; i < c->n_qps; i++) {
+		struct ovl_qp *l = &o->qps[i];
+		struct ovl_conn *cn;
+
+		if (!l->local || l->peer == OVL_NONE)
+			continue;
+		struct ovl_qp *r = &o->qps[l->peer];
+		const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
+
+		if (le->vip.ver != re->vip.ver)
+			FAIL("qps[%u].peer: the peer's vip is of another IP version", i);
+		l->conn = o->n_conns;
+		cn = &o->conns[o->n_conns++];
+		cn->tenant = l->tenant;
+		cn->l = i;
+		cn->r = l->peer;
+		cn->l_port = le->port;
+		cn->hairpin = r->local;
+		cn->rate_bps = c->qps[i].rate.set ? c->qps[i].rate.bps : 0;
+		memcpy(cn->l_vip, le->vip.b, ip_len(&le->vip));
+		memcpy(cn->l_mac, le->mac, 6);
+		memcpy(cn->r_host, re->host.b, ip_len(&re->host));
+
+		/* Ingress: the fabric view (R's host to L's host, L's pqpn) to L's view. */
+		rewrite_init(&cn->ingress, &re->host, &le->host, l->pqpn, &re->vip, &le->vip, l->vqpn);
+		memcpy(cn->ingress.eth, le->eth, 12);
+		cn->ingress.port = le->port;
+
+		if (!re->reachable)
+			FAIL("qps[%u].peer: no neighbor entry for the peer's host and no uplink gateway_mac", i);
+		if (cn->hairpin)
+			/* Straight to R's port: the virtual view is already R's. */
+			rewrite_init(&cn->egress, &le->vip, &re->vip, r->vqpn, &le->vip, &re->vip, r->vqpn);
+		else
+			rewrite_init(&cn->egress, &le->vip, &re->vip, r->vqpn, &le->host, &re->host, r->pqpn);
+		memcpy(cn->egress.eth, re->eth, 12);
+		cn->egress.port = re->out_port;
+		/* L's frames are found by their destination, R. */
+		ovl_key_make(&k, re->vip.b, ip_len(&re->vip), r->tenant, r->vqpn);
+		if (table_insert(&o->by_tenant, &k, OVL_V_CONN | l->conn) != OVL_NONE)
+			FAIL("qps[%u]: peer qp is the peer of two local QPs", i);
+		ovl_key_make(&k, le->host.b, ip_len(&le->host), OVL_SPACE_FABRIC, l->pqpn);
+		if (table_insert(&o->by_fabric, &k, OVL_V_CONN | l->conn) != OVL_NONE)
+			FAIL("qps[%u].pqpn: duplicate on this host", i);
+	}
+
+	/* UD QPs resolve to QP records, on both sides. */
+	for (uint32_t i = 0; i < c->n_qps; i++) {
+		struct ovl_qp *q = &o->qps[i];
+		const struct ovl_endpoint *e = &o->endpoints[q->endpoint];
+
+		if (q->type != CFG_QP_UD)
+			continue;
+		ovl_key_make(&k, e->vip.b, ip_len(&e->vip), q->tenant, q->vqpn);
+		if (table_insert(&o->by_tenant, &k, OVL_V_QP | i) != OVL_NONE)
+			FAIL("qps[%u]: duplicate vqpn", i);
+		ovl_key_make(&k, e->host.b, ip_len(&e->host), OVL_SPACE_FABRIC, q->pqpn);
+		if (table_insert(&o->by_fabric, &k, OVL_V_QP | i) != OVL_NONE)
+			FAIL("qps[%u].pqpn: duplicate on host", i);
+	}
+
+	for (uint32_t i = 0; i < c->n_mrs; i++) {
+		const struct cfg_mr *cm = &c->mrs[i];
+		const struct ovl_endpoint *e = &o->endpoints[cm->endpoint];
+		struct ovl_mr *m;
+
+		if (!e->local)
+			continue;
+		m = &o->mrs[o->n_mrs];
+		m->tenant = (uint32_t)cm->tenant;
+		m->endpoint = (uint32_t)cm->endpoint;
+		m->rkey = cm->rkey;
+		m->addr = cm->addr;
+		m->length = cm->length;
+		m->target_rkey = cm->target_rkey;
+		m->target_addr = cm->target_addr;
+		m->access = cm->access;
+		ovl_key_make(&k, e->vip.b, ip_len(&e->vip), m->tenant, m->rkey);
+		if (table_insert(&o->by_mr, &k, o->n_mrs) != OVL_NONE)
+			FAIL("mrs[%u].rkey: duplicate", i);
+		o->n_mrs++;
+	}
+	return o;
+fail:
+	ovl_free(o);
+	return NULL;
+}
+
+void
+ovl_free(struct ovl *o)
+{
+	if (!o)
+		return;
+	table_free(&o->by_tenant);
+	table_free(&o->by_fabric);
+	table_free(&o->by_mr);
+	table_free(&o->by_ep);
+	free(o->tenants);
+	free(o->ports);
+	free(o->endpoints);
+	free(o->qps);
+	free(o->conns);
+	free(o->mrs);
+	free(o);
+}
+
+int
+ovl_mr_translate(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, unsigned vip_len,
+		 uint32_t rkey, uint64_t va, uint64_t len, uint32_t access, uint32_t *new_rkey,
+		 uint64_t *new_va)
+{
+	uint32_t idx = ovl_lookup_mr(o, tenant, owner_vip, vip_len, rkey);
+	const struct ovl_mr *m;
+
+	if (idx == OVL_NONE)
+		return OVL_MR_UNKNOWN;
+	m = &o->mrs[idx];
+	/* [va, va + len) inside [addr, addr + length), without overflow. */
+	if (va < m->addr || len > m->length || va - m->addr > m->length - len)
+		return OVL_MR_BOUNDS;
+	if ((m->access & access) != access)
+		return OVL_MR_ACCESS;
+	*new_rkey = m->target_rkey;
+	*new_va = m->target_addr + (va - m->addr);
+	return OVL_MR_OK;
+}

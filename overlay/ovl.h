@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The overlay: a host's view of the virtual network, built from a validated
+ * configuration, with the lookups both packet directions need and the
+ * rewrite templates precomputed per connection.
+ *
+ * Records.  Every QP of the configuration is an ovl_qp.  A local RC or UC QP
+ * L with its peer R is an ovl_conn: both directions of that connection (L's
+ * requests and R's responses, and the reverse) resolve to it.  UD QPs have no
+ * connection; their frames resolve to QP records on both ends.
+ *
+ * Lookups (values are OVL_V_CONN | index or OVL_V_QP | index):
+ *   tenant side:  (tenant, dst vip, dst vqpn)  -> conn whose R it is, or UD qp
+ *   fabric side:  (dst host ip, dst pqpn)      -> conn whose L it is, or UD qp
+ *   memory:       (tenant, owner vip, rkey)    -> mr
+ *   endpoints:    (tenant, vip)                -> endpoint
+ *
+ * Ownership: an ovl is immutable once built.  The data plane publishes it to
+ * the forwarding lcores and frees it after they have all moved on (RCU); the
+ * per-connection dynamic state lives outside it, in the data plane.
+ */
+#ifndef OVL_H
+#define OVL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cfg.h"
+#include "rocev2.h"
+
+/* An IP address, IPv4 in b[0..3]. */
+struct ovl_ip {
+	uint8_t ver;
+	uint8_t b[16];
+};
+
+#define OVL_V_CONN 0x00000000u
+#define OVL_V_QP 0x80000000u
+#define OVL_V_IDX(v) ((v) & 0x7fffffffu)
+#define OVL_NONE 0xffffffffu
+
+/* Open-addressing hash of 32-bit values under 24-byte keys. */
+struct ovl_key {
+	uint32_t w[6]; /* ip[4], space or tenant, qpn or rkey */
+};
+
+struct ovl_slot {
+	uint32_t sig;  /* hash | 1, 0 means empty */
+	uint32_t val;
+};
+
+struct ovl_table {
+	struct ovl_slot *slots;
+	struct ovl_key *keys; /* parallel to slots */
+	uint32_t mask;
+	uint32_t n;
+};
+
+/*
+ * A rewrite: what a frame of one connection and direction becomes.  The
+ * address and DestQP changes are constant per connection, so their ICRC
+ * difference (crc0 of old ^ new, positioned at the end of the DestQP) and
+ * their Internet checksum differences are computed here once.
+ */
+struct ovl_rewrite {
+	uint8_t eth[12];          /* new destination and source MAC */
+	uint8_t ip_ver;
+	uint8_t addr_len;         /* 4 or 16 */
+	uint8_t src_ip[16];       /* new source and destination */
+	uint8_t dst_ip[16];
+	uint32_t dqpn;            /* new DestQP */
+	uint32_t icrc_crc0;       /* ICRC difference up to the end of DestQP */
+	uint32_t ip_csum_diff;    /* IPv4 header checksum difference */
+	uint16_t port;            /* output port index (configuration order) */
+	bool changes_icrc;        /* false for hairpin: only MACs change */
+};
+
+struct ovl_tenant {
+	const char *name;
+	uint32_t vni;
+	uint32_t max_qps;
+	uint32_t n_qps;           /* QPs of this tenant in the configuration */
+	uint32_t n_local_qps;     /* of which on this host */
+	struct cfg_rate rate;
+	bool mr_enforce;
+};
+
+struct ovl_endpoint {
+	uint32_t tenant;
+	struct ovl_ip vip;
+	struct ovl_ip host;
+	bool local;
+	uint16_t port;            /* tenant port when local */
+	uint8_t mac[6];
+	/*
+	 * How to address a frame to this endpoint: for a local one its MAC from
+	 * its port's MAC, out of that port; for a remote one its host's
+	 * neighbor (or the gateway) from the uplink's MAC, out of the uplink.
+	 */
+	uint8_t eth[12];
+	uint16_t out_port;
+	bool reachable;           /* false: remote, and no neighbor or gateway */
+};
+
+struct ovl_qp {
+	uint32_t tenant;
+	uint32_t endpoint;
+	uint32_t vqpn;
+	uint32_t pqpn;
+	uint32_t peer;            /* qp index or OVL_NONE */
+	uint32_t conn;            /* the connection whose L this is, or OVL_NONE */
+	uint8_t type;             /* enum cfg_qp_type */
+	bool local;
+};
+
+struct ovl_conn {
+	uint32_t tenant;
+	uint32_t l, r;            /* qp indices: L local, R its peer */
+	uint16_t l_port;          /* L's tenant port */
+	bool hairpin;             /* R is local too */
+	uint64_t rate_bps;        /* configured cap of L, 0 if none */
+	struct ovl_rewrite egress;  /* L's frames toward R */
+	struct ovl_rewrite ingress; /* R's frames delivered to L */
+	/* For checking a frame against the connection: what L sends as. */
+	uint8_t l_vip[16];
+	uint8_t l_mac[6];
+	uint8_t r_host[16];
+};
+
+struct ovl_mr {
+	uint32_t tenant;
+	uint32_t endpoint;
+	uint32_t rkey;
+	uint64_t addr, length;
+	uint32_t target_rkey;
+	uint64_t target_addr;
+	uint32_t access;          /* CFG_ACC_* */
+};
+
+struct ovl_port {
+	const char *name;
+	bool uplink;
+	uint32_t tenant;          /* tenant ports */
+	uint8_t mac[6];
+	struct ovl_ip ip;         /* uplinks */
+	uint8_t gateway_mac[6];
+	bool has_gateway;
+};
+
+struct ovl {
+	struct ovl_tenant *tenants;
+	uint32_t n_tenants;
+	struct ovl_port *ports;
+	uint32_t n_ports;
+	struct ovl_endpoint *endpoints;
+	uint32_t n_endpoints;
+	struct ovl_qp *qps;
+	uint32_t n_qps;
+	struct ovl_conn *conns;
+	uint32_t n_conns;
+	struct ovl_mr *mrs;
+	uint32_t n_mrs;
+	struct ovl_ip host_ips[8];  /* this host's uplink IPs */
+	uint16_t host_port[8];      /* the uplink of each */
+	uint32_t n_host_ips;
+	uint16_t udp_port;
+	struct ovl_table by_tenant;  /* (tenant, vip, vqpn) */
+	struct ovl_table by_fabric;  /* (host ip, pqpn) */
+	struct ovl_table by_mr;      /* (tenant, vip, rkey) */
+	struct ovl_table by_ep;      /* (tenant, vip) */
+	const struct cfg *cfg;      /* the configuration it was built from */
+};
+
+/*
+ * Build this host's overlay from @c.  This host is the set of uplink IPs in
+ * the configuration.  Returns NULL and a message in @err on failure (which a
+ * validated configuration only meets on allocation failure or an
+ * unsupported combination, such as a vIP and host IP of different versions).
+ */
+struct ovl *ovl_build(const struct cfg *c, char *err, size_t err_len);
+void ovl_free(struct ovl *o);
+
+void ovl_ip_from_cfg(struct ovl_ip *dst, const struct cfg_ip *src);
+
+/* Keys. */
+static inline void
+ovl_key_make(struct ovl_key *k, const uint8_t *ip, unsigned ip_len, uint32_t space, uint32_t id)
+{
+	k->w[0] = k->w[1] = k->w[2] = k->w[3] = 0;
+	__builtin_memcpy(k->w, ip, ip_len);
+	k->w[4] = space;
+	k->w[5] = id;
+}
+
+/* CRC32C of the six words where SSE4.2 has it, else a multiply-xorshift. */
+static inline uint32_t
+ovl_key_hash(const struct ovl_key *k)
+{
+#if defined(__SSE4_2__)
+	uint64_t a, b, c;
+
+	__builtin_memcpy(&a, &k->w[0], 8);
+	__builtin_memcpy(&b, &k->w[2], 8);
+	__builtin_memcpy(&c, &k->w[4], 8);
+	return (uint32_t)__builtin_ia32_crc32di(__builtin_ia32_crc32di(__builtin_ia32_crc32di(0, a), b), c);
+#else
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (int i = 0; i < 6; i++) {
+		h ^= k->w[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return (uint32_t)h;
+#endif
+}
+
+static inline bool
+ovl_key_eq(const struct ovl_key *a, const struct ovl_key *b)
+{
+	return ((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) | (a->w[2] ^ b->w[2]) |
+		(a->w[3] ^ b->w[3]) | (a->w[4] ^ b->w[4]) | (a->w[5] ^ b->w[5])) == 0;
+}
+
+/* Value stored under @k, or OVL_NONE. */
+static inline uint32_t
+ovl_table_lookup(const struct ovl_table *t, const struct ovl_key *k)
+{
+	uint32_t sig = ovl_key_hash(k) | 1u;
+
+	for (uint32_t i = sig & t->mask;; i = (i + 1) & t->mask) {
+		const struct ovl_slot *s = &t->slots[i];
+
+		if (s->sig == 0)
+			return OVL_NONE;
+		if (s->sig == sig && ovl_key_eq(&t->keys[i], k))
+			return s->val;
+	}
+}
+
+/* Space values for the non-tenant key kinds. */
+#define OVL_SPACE_FABRIC 0xfffffff0u
+
+static inline uint32_t
+ovl_lookup_tenant(const struct ovl *o, uint32_t tenant, const uint8_t *vip, unsigned len, uint32_t vqpn)
+{
+	struct ovl_key k;
+
+	ovl_key_make(&k, vip, len, tenant, vqpn);
+	return ovl_table_lookup(&o->by_tenant, &k);
+}
+
+static inline uint32_t
+ovl_lookup_fabric(const struct ovl *o, const uint8_t *host, unsigned len, uint32_t pqpn)
+{
+	struct ovl_key k;
+
+	ovl_key_make(&k, host, len, OVL_SPACE_FABRIC, pqpn);
+	return ovl_table_lookup(&o->by_fabric, &k);
+}
+
+static inline uint32_t
+ovl_lookup_mr(const struct ovl *o, uint32_t tenant, const uint8_t *vip, unsigned len, uint32_t rkey)
+{
+	struct ovl_key k;
+
+	ovl_key_make(&k, vip, len, tenant, rkey);
+	return ovl_table_lookup(&o->by_mr, &k);
+}
+
+static inline uint32_t
+ovl_lookup_endpoint(const struct ovl *o, uint32_t tenant, const uint8_t *vip, unsigned len)
+{
+	struct ovl_key k;
+
+	ovl_key_make(&k, vip, len, tenant, 0);
+	return ovl_table_lookup(&o->by_ep, &k);
+}
+
+/* Index of the host IP @ip among ours, or -1. */
+static inline int
+ovl_host_index(const struct ovl *o, const uint8_t *ip, unsigned len)
+{
+	for (uint32_t i = 0; i < o->n_host_ips; i++)
+		if (o->host_ips[i].ver == (len == 4 ? 4 : 6) && __builtin_memcmp(o->host_ips[i].b, ip, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Memory check and translation (the owner's side).  Given an advertised
+ * (rkey, va, len) and the access it needs, find the window and return 0 with
+ * the target rkey and va, or a negative OVL_MR_* reason.
+ */
+enum ovl_mr_verdict {
+	OVL_MR_OK = 0,
+	OVL_MR_UNKNOWN = -1,   /* no window with that rkey */
+	OVL_MR_BOUNDS = -2,    /* [va, va + len) not inside the window */
+	OVL_MR_ACCESS = -3,    /* window lacks the access */
+};
+
+int ovl_mr_translate(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, unsigned vip_len,
+		     uint32_t rkey, uint64_t va, uint64_t len, uint32_t access, uint32_t *new_rkey,
+		     uint64_t *new_va);
+
+#endif /* OVL_H */
