@@ -40,7 +40,7 @@ roce_build_frame(uint8_t *buf, size_t cap, const struct roce_frame_spec *s, cons
 	p += 2;
 
 	if (s->ip_ver == 6) {
-		uint32_t w0 = 6u << 28 | (uint32_t)((s->dscp << 2) | (s->ecn & 3u)) << 20 |
+		uint32_t w0 = 6u << 28 | (uint32_t)(((s->dscp & 0x3fu) << 2) | (s->ecn & 3u)) << 20 |
 			      (s->flow_label & 0xfffffu);
 
 		p[0] = (uint8_t)(w0 >> 24);
@@ -54,7 +54,7 @@ roce_build_frame(uint8_t *buf, size_t cap, const struct roce_frame_spec *s, cons
 		memcpy(p + 24, s->dst_ip, 16);
 	} else {
 		p[0] = 0x45;
-		p[1] = (uint8_t)((s->dscp << 2) | (s->ecn & 3u));
+		p[1] = (uint8_t)(((s->dscp & 0x3fu) << 2) | (s->ecn & 3u));
 		wr16(p + 2, (uint16_t)(20 + 8 + l4_payload));
 		wr16(p + 4, s->ip_id);
 		wr16(p + 6, 0x4000); /* DF */

@@ -21,7 +21,7 @@ struct roce_frame_spec {
 	uint8_t ip_ver;          /* 4 or 6 */
 	uint8_t src_ip[16];      /* IPv4 in the first 4 bytes */
 	uint8_t dst_ip[16];
-	uint8_t dscp;
+	uint8_t dscp;            /* 6 bits; higher bits are ignored */
 	uint8_t ecn;
 	uint8_t ttl;             /* or hop limit */
 	uint16_t ip_id;

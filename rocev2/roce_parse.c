@@ -148,8 +148,11 @@ roce_parse(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct roce_pk
 
 	pkt->pad = (uint8_t)roce_bth_pad(bth);
 	if (op->flags & ROCE_OPF_CNP) {
+		/* 16 reserved bytes, never padded. */
 		if (body != ROCE_CNP_PAD_LEN)
 			return ROCE_ERR_BAD_PAYLOAD;
+		if (pkt->pad)
+			return ROCE_ERR_BAD_PAD;
 	} else if (!(op->flags & ROCE_OPF_PAYLOAD) && body != 0) {
 		return ROCE_ERR_BAD_PAYLOAD;
 	}
