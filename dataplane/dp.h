@@ -110,6 +110,7 @@ struct dp_lcore {
 	struct dp_stats stats;
 	struct dp_tenant_stats *tenant_stats; /* [n_tenants] */
 	volatile uint64_t last_rx_tsc;
+	uint32_t cur_tenant;              /* tenant of the frame in hand, for drops */
 };
 
 /* The process-wide state. */
@@ -126,6 +127,7 @@ struct dp {
 	volatile bool quit;
 	volatile bool traffic_seen;
 	uint64_t tsc_hz;
+	void (*housekeep)(void); /* periodic work of the main lcore: signals, idle exit */
 };
 
 extern struct dp dp;
@@ -140,9 +142,6 @@ enum dp_drop dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rt
 /* Sums over lcores. */
 void dp_stats_sum(struct dp_stats *sum);
 void dp_tenant_stats_sum(uint32_t tenant, struct dp_tenant_stats *sum);
-
-/* Periodic work of the main lcore: signals, the idle exit. */
-void dp_housekeeping(void);
 
 /* Telemetry commands under /roce/. */
 int dp_telemetry_init(void);

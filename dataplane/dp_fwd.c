@@ -11,6 +11,8 @@
 
 #include "dp.h"
 
+struct dp dp;
+
 const char *const dp_drop_names[DP_DROP_MAX] = {
 	[DP_DROP_NONE] = "none",
 #define DP_X_PARSE(e, n, d) [DP_DROP_##e] = n,
@@ -38,6 +40,38 @@ static inline uint8_t *
 ip_dst(uint8_t *data, const struct roce_pkt *pkt)
 {
 	return ip_src(data, pkt) + ip_addr_len(pkt);
+}
+
+/* Address and MAC equality without a call: 4 or 16 bytes, and 6 bytes. */
+static inline bool
+addr_eq(const uint8_t *a, const uint8_t *b, unsigned alen)
+{
+	uint64_t x0, x1, y0, y1;
+	uint32_t u, v;
+
+	if (alen == 4) {
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		return u == v;
+	}
+	memcpy(&x0, a, 8);
+	memcpy(&x1, a + 8, 8);
+	memcpy(&y0, b, 8);
+	memcpy(&y1, b + 8, 8);
+	return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+}
+
+static inline bool
+mac_eq(const uint8_t *a, const uint8_t *b)
+{
+	uint32_t u, v;
+	uint16_t x, y;
+
+	memcpy(&u, a, 4);
+	memcpy(&v, b, 4);
+	memcpy(&x, a + 4, 2);
+	memcpy(&y, b + 4, 2);
+	return ((u ^ v) | (uint32_t)(x ^ y)) == 0;
 }
 
 /* True when the BTH sits where an option-less IP header puts it. */
@@ -273,7 +307,7 @@ ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t *d
 		return DP_DROP_SPOOFED_SOURCE;
 	l = &o->qps[OVL_V_IDX(v)];
 	le = &o->endpoints[l->endpoint];
-	if (!l->local || le->port != in_port || memcmp(data + 6, le->mac, 6))
+	if (!l->local || le->port != in_port || !mac_eq(data + 6, le->mac))
 		return DP_DROP_SPOOFED_SOURCE;
 	if (!re->reachable)
 		return DP_DROP_NO_CONNECTION;
@@ -303,6 +337,7 @@ ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct
 
 	if (!l->local)
 		return DP_DROP_NO_CONNECTION;
+	lc->cur_tenant = l->tenant;
 	if (!deth)
 		return DP_DROP_TYPE_MISMATCH;
 	v = ovl_lookup_fabric(o, ip_src(data, pkt), ip_addr_len(pkt), roce_deth_srcqp(deth));
@@ -334,7 +369,7 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 
 	if (unlikely(m->nb_segs != 1))
 		return DP_DROP_NONLINEAR;
-	verdict = (enum dp_drop)roce_parse(data, m->data_len, o->udp_port, &pkt);
+	verdict = (enum dp_drop)roce_parse_inline(data, m->data_len, o->udp_port, &pkt);
 	if (unlikely(verdict != DP_DROP_NONE))
 		return verdict;
 	alen = ip_addr_len(&pkt);
@@ -353,10 +388,10 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 	struct dp_dir_state *s = &dp.conn_state[ci].egress;
 
 	/* Anti-spoofing: only L, from its own port and MAC, speaks for L. */
-	if (unlikely(c->l_port != in_port || memcmp(ip_src(data, &pkt), c->l_vip, alen) ||
-		     memcmp(data + 6, c->l_mac, 6)))
+	if (unlikely(c->l_port != in_port || !addr_eq(ip_src(data, &pkt), c->l_vip, alen) ||
+		     !mac_eq(data + 6, c->l_mac)))
 		return DP_DROP_SPOOFED_SOURCE;
-	if (unlikely(!transport_ok(pkt.opcode, o->qps[c->l].type)))
+	if (unlikely(!transport_ok(pkt.opcode, c->l_type)))
 		return DP_DROP_TYPE_MISMATCH;
 
 	roce_icrc_delta_init(&d);
@@ -377,10 +412,14 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 	s->bytes += pkt.frame_len;
 	lc->tenant_stats[tenant].egress_pkts++;
 	lc->tenant_stats[tenant].egress_bytes += pkt.frame_len;
-	if (c->hairpin)
+	if (c->hairpin) {
+		/* Delivered to the same tenant's other endpoint: ingress too. */
+		lc->tenant_stats[tenant].ingress_pkts++;
+		lc->tenant_stats[tenant].ingress_bytes += pkt.frame_len;
 		lc->stats.fwd_hairpin++;
-	else
+	} else {
 		lc->stats.fwd_egress++;
+	}
 	if (pkt.opcode == ROCE_OP_CNP)
 		lc->stats.cnp_forwarded++;
 	*out_port = c->egress.port;
@@ -402,7 +441,7 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 	RTE_SET_USED(in_port);
 	if (unlikely(m->nb_segs != 1))
 		return DP_DROP_NONLINEAR;
-	verdict = (enum dp_drop)roce_parse(data, m->data_len, o->udp_port, &pkt);
+	verdict = (enum dp_drop)roce_parse_inline(data, m->data_len, o->udp_port, &pkt);
 	if (unlikely(verdict != DP_DROP_NONE))
 		return verdict;
 	alen = ip_addr_len(&pkt);
@@ -421,10 +460,11 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 	const struct ovl_conn *c = &o->conns[ci];
 	struct dp_dir_state *s = &dp.conn_state[ci].ingress;
 
+	lc->cur_tenant = c->tenant;
 	/* Only R's host speaks for R. */
-	if (unlikely(memcmp(ip_src(data, &pkt), c->r_host, alen)))
+	if (unlikely(!addr_eq(ip_src(data, &pkt), c->r_host, alen)))
 		return DP_DROP_SPOOFED_SOURCE;
-	if (unlikely(!transport_ok(pkt.opcode, o->qps[c->l].type)))
+	if (unlikely(!transport_ok(pkt.opcode, c->l_type)))
 		return DP_DROP_TYPE_MISMATCH;
 
 	roce_icrc_delta_init(&d);
@@ -450,13 +490,18 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 	return DP_DROP_NONE;
 }
 
-/* Which tenant a dropped frame is charged to, when it can be said. */
+/*
+ * A dropped frame is charged to the tenant whose port it came from, or on
+ * the fabric side to the tenant of the connection it was found to belong to.
+ */
 static inline void
 count_drop(struct dp_lcore *lc, uint16_t in_port, enum dp_drop why)
 {
 	lc->stats.drops[why]++;
 	if (!dp.ports[in_port].uplink)
 		lc->tenant_stats[dp.ports[in_port].tenant].drops++;
+	else if (lc->cur_tenant != OVL_NONE)
+		lc->tenant_stats[lc->cur_tenant].drops++;
 }
 
 /* A small tx buffer per (lcore, port), flushed when full or on the drain tick. */
@@ -518,8 +563,8 @@ dp_lcore_main(void *arg)
 		if (unlikely(now - prev_tsc > drain_tsc)) {
 			tx_flush_all(lc, tq);
 			prev_tsc = now;
-			if (is_main)
-				dp_housekeeping();
+			if (is_main && dp.housekeep)
+				dp.housekeep();
 		}
 		for (uint16_t i = 0; i < lc->n_rx; i++) {
 			uint16_t p = lc->rx_ports[i];
@@ -539,6 +584,7 @@ dp_lcore_main(void *arg)
 				if (k + 1 < nb)
 					rte_prefetch0(rte_pktmbuf_mtod(pkts[k + 1], void *));
 				lc->stats.rx_bytes[p] += m->pkt_len;
+				lc->cur_tenant = OVL_NONE;
 				why = uplink ? dp_process_ingress(lc, p, m, &out) : dp_process_egress(lc, p, m, &out);
 				if (likely(why == DP_DROP_NONE)) {
 					tx_enqueue(lc, tq, out, m);

@@ -26,8 +26,6 @@
 
 #include "dp.h"
 
-struct dp dp;
-
 static struct {
 	const char *config;
 	const char *stats_json;
@@ -250,8 +248,8 @@ all_idle(uint64_t now)
 }
 
 /* Called about every millisecond on the main lcore. */
-void
-dp_housekeeping(void)
+static void
+housekeeping(void)
 {
 	if (got_hup) {
 		got_hup = 0;
@@ -292,6 +290,7 @@ main(int argc, char **argv)
 		goto fail_eal;
 	}
 	dp.tsc_hz = rte_get_tsc_hz();
+	dp.housekeep = housekeeping;
 
 	/* The long-run CRC: asking for AVX-512 falls back to SSE4.2 (PCLMUL) by itself. */
 	rte_net_crc_set_alg(RTE_NET_CRC_AVX512);
@@ -337,7 +336,7 @@ main(int argc, char **argv)
 			rte_eal_remote_launch(dp_lcore_main, &dp.lcores[l], dp.lcores[l].lcore_id);
 		while (!dp.quit) {
 			usleep(1000);
-			dp_housekeeping();
+			housekeeping();
 		}
 		rte_eal_mp_wait_lcore();
 	}

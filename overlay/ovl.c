@@ -32,17 +32,15 @@ table_init(struct ovl_table *t, uint32_t n)
 	while (cap < 2 * n + 1)
 		cap <<= 1;
 	t->slots = calloc(cap, sizeof(*t->slots));
-	t->keys = calloc(cap, sizeof(*t->keys));
 	t->mask = cap - 1;
 	t->n = 0;
-	return t->slots && t->keys ? 0 : -1;
+	return t->slots ? 0 : -1;
 }
 
 static void
 table_free(struct ovl_table *t)
 {
 	free(t->slots);
-	free(t->keys);
 }
 
 /* Insert; returns the value already stored under @k, or OVL_NONE. */
@@ -57,11 +55,11 @@ table_insert(struct ovl_table *t, const struct ovl_key *k, uint32_t val)
 		if (s->sig == 0) {
 			s->sig = sig;
 			s->val = val;
-			t->keys[i] = *k;
+			s->key = *k;
 			t->n++;
 			return OVL_NONE;
 		}
-		if (s->sig == sig && ovl_key_eq(&t->keys[i], k))
+		if (s->sig == sig && ovl_key_eq(&s->key, k))
 			return s->val;
 	}
 }
@@ -217,7 +215,7 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 				e->reachable = true;
 			}
 		}
-		ovl_key_make(&k, e->vip.b, ip_len(&e->vip), e->tenant, 0);
+		k = ovl_key_make(e->vip.b, ip_len(&e->vip), e->tenant, 0);
 		if (table_insert(&o->by_ep, &k, i) != OVL_NONE)
 			FAIL("endpoints[%u]: duplicate vip", i);
 	}
@@ -258,6 +256,7 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		cn->r = l->peer;
 		cn->l_port = le->port;
 		cn->hairpin = r->local;
+		cn->l_type = l->type;
 		cn->rate_bps = c->qps[i].rate.set ? c->qps[i].rate.bps : 0;
 		memcpy(cn->l_vip, le->vip.b, ip_len(&le->vip));
 		memcpy(cn->l_mac, le->mac, 6);
@@ -278,10 +277,10 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		memcpy(cn->egress.eth, re->eth, 12);
 		cn->egress.port = re->out_port;
 		/* L's frames are found by their destination, R. */
-		ovl_key_make(&k, re->vip.b, ip_len(&re->vip), r->tenant, r->vqpn);
+		k = ovl_key_make(re->vip.b, ip_len(&re->vip), r->tenant, r->vqpn);
 		if (table_insert(&o->by_tenant, &k, OVL_V_CONN | l->conn) != OVL_NONE)
 			FAIL("qps[%u]: peer qp is the peer of two local QPs", i);
-		ovl_key_make(&k, le->host.b, ip_len(&le->host), OVL_SPACE_FABRIC, l->pqpn);
+		k = ovl_key_make(le->host.b, ip_len(&le->host), OVL_SPACE_FABRIC, l->pqpn);
 		if (table_insert(&o->by_fabric, &k, OVL_V_CONN | l->conn) != OVL_NONE)
 			FAIL("qps[%u].pqpn: duplicate on this host", i);
 	}
@@ -293,10 +292,10 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 
 		if (q->type != CFG_QP_UD)
 			continue;
-		ovl_key_make(&k, e->vip.b, ip_len(&e->vip), q->tenant, q->vqpn);
+		k = ovl_key_make(e->vip.b, ip_len(&e->vip), q->tenant, q->vqpn);
 		if (table_insert(&o->by_tenant, &k, OVL_V_QP | i) != OVL_NONE)
 			FAIL("qps[%u]: duplicate vqpn", i);
-		ovl_key_make(&k, e->host.b, ip_len(&e->host), OVL_SPACE_FABRIC, q->pqpn);
+		k = ovl_key_make(e->host.b, ip_len(&e->host), OVL_SPACE_FABRIC, q->pqpn);
 		if (table_insert(&o->by_fabric, &k, OVL_V_QP | i) != OVL_NONE)
 			FAIL("qps[%u].pqpn: duplicate on host", i);
 	}
@@ -317,7 +316,7 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		m->target_rkey = cm->target_rkey;
 		m->target_addr = cm->target_addr;
 		m->access = cm->access;
-		ovl_key_make(&k, e->vip.b, ip_len(&e->vip), m->tenant, m->rkey);
+		k = ovl_key_make(e->vip.b, ip_len(&e->vip), m->tenant, m->rkey);
 		if (table_insert(&o->by_mr, &k, o->n_mrs) != OVL_NONE)
 			FAIL("mrs[%u].rkey: duplicate", i);
 		o->n_mrs++;

@@ -39,19 +39,25 @@ struct ovl_ip {
 #define OVL_V_IDX(v) ((v) & 0x7fffffffu)
 #define OVL_NONE 0xffffffffu
 
-/* Open-addressing hash of 32-bit values under 24-byte keys. */
+/*
+ * Open-addressing hash of 32-bit values under 24-byte keys: an IP address
+ * (IPv4 zero-extended), a space (tenant index, or OVL_SPACE_FABRIC) and an
+ * id (QPN or R_Key).  Keys are hashed and compared as three 64-bit words
+ * loaded straight from the frame, with no copy through the stack.
+ */
 struct ovl_key {
-	uint32_t w[6]; /* ip[4], space or tenant, qpn or rkey */
+	uint64_t w[3]; /* ip[0..7], ip[8..15], space | id << 32 */
 };
 
+/* Half a cache line: a hit costs one miss, the key sits beside its value. */
 struct ovl_slot {
+	struct ovl_key key;
 	uint32_t sig;  /* hash | 1, 0 means empty */
 	uint32_t val;
 };
 
 struct ovl_table {
 	struct ovl_slot *slots;
-	struct ovl_key *keys; /* parallel to slots */
 	uint32_t mask;
 	uint32_t n;
 };
@@ -113,18 +119,20 @@ struct ovl_qp {
 	bool local;
 };
 
+/* Fields each direction reads per packet come first, beside its template. */
 struct ovl_conn {
-	uint32_t tenant;
-	uint32_t l, r;            /* qp indices: L local, R its peer */
-	uint16_t l_port;          /* L's tenant port */
-	bool hairpin;             /* R is local too */
-	uint64_t rate_bps;        /* configured cap of L, 0 if none */
-	struct ovl_rewrite egress;  /* L's frames toward R */
-	struct ovl_rewrite ingress; /* R's frames delivered to L */
-	/* For checking a frame against the connection: what L sends as. */
+	/* Checking a frame against the connection: what L sends as. */
 	uint8_t l_vip[16];
 	uint8_t l_mac[6];
+	uint16_t l_port;          /* L's tenant port */
+	uint8_t l_type;           /* enum cfg_qp_type */
+	bool hairpin;             /* R is local too */
+	uint32_t tenant;
+	struct ovl_rewrite egress;  /* L's frames toward R */
 	uint8_t r_host[16];
+	struct ovl_rewrite ingress; /* R's frames delivered to L */
+	uint32_t l, r;            /* qp indices: L local, R its peer */
+	uint64_t rate_bps;        /* configured cap of L, 0 if none */
 };
 
 struct ovl_mr {
@@ -183,30 +191,34 @@ void ovl_free(struct ovl *o);
 void ovl_ip_from_cfg(struct ovl_ip *dst, const struct cfg_ip *src);
 
 /* Keys. */
-static inline void
-ovl_key_make(struct ovl_key *k, const uint8_t *ip, unsigned ip_len, uint32_t space, uint32_t id)
+static inline struct ovl_key
+ovl_key_make(const uint8_t *ip, unsigned ip_len, uint32_t space, uint32_t id)
 {
-	k->w[0] = k->w[1] = k->w[2] = k->w[3] = 0;
-	__builtin_memcpy(k->w, ip, ip_len);
-	k->w[4] = space;
-	k->w[5] = id;
+	struct ovl_key k = { { 0, 0, (uint64_t)space | (uint64_t)id << 32 } };
+
+	if (ip_len == 16) {
+		__builtin_memcpy(&k.w[0], ip, 8);
+		__builtin_memcpy(&k.w[1], ip + 8, 8);
+	} else {
+		uint32_t v4;
+
+		__builtin_memcpy(&v4, ip, 4);
+		k.w[0] = v4;
+	}
+	return k;
 }
 
-/* CRC32C of the six words where SSE4.2 has it, else a multiply-xorshift. */
+/* CRC32C of the three words where SSE4.2 has it, else a multiply-xorshift. */
 static inline uint32_t
 ovl_key_hash(const struct ovl_key *k)
 {
 #if defined(__SSE4_2__)
-	uint64_t a, b, c;
-
-	__builtin_memcpy(&a, &k->w[0], 8);
-	__builtin_memcpy(&b, &k->w[2], 8);
-	__builtin_memcpy(&c, &k->w[4], 8);
-	return (uint32_t)__builtin_ia32_crc32di(__builtin_ia32_crc32di(__builtin_ia32_crc32di(0, a), b), c);
+	return (uint32_t)__builtin_ia32_crc32di(
+		__builtin_ia32_crc32di(__builtin_ia32_crc32di(0, k->w[0]), k->w[1]), k->w[2]);
 #else
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 3; i++) {
 		h ^= k->w[i];
 		h *= 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
@@ -218,8 +230,7 @@ ovl_key_hash(const struct ovl_key *k)
 static inline bool
 ovl_key_eq(const struct ovl_key *a, const struct ovl_key *b)
 {
-	return ((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) | (a->w[2] ^ b->w[2]) |
-		(a->w[3] ^ b->w[3]) | (a->w[4] ^ b->w[4]) | (a->w[5] ^ b->w[5])) == 0;
+	return ((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) | (a->w[2] ^ b->w[2])) == 0;
 }
 
 /* Value stored under @k, or OVL_NONE. */
@@ -233,7 +244,7 @@ ovl_table_lookup(const struct ovl_table *t, const struct ovl_key *k)
 
 		if (s->sig == 0)
 			return OVL_NONE;
-		if (s->sig == sig && ovl_key_eq(&t->keys[i], k))
+		if (s->sig == sig && ovl_key_eq(&s->key, k))
 			return s->val;
 	}
 }
@@ -244,36 +255,32 @@ ovl_table_lookup(const struct ovl_table *t, const struct ovl_key *k)
 static inline uint32_t
 ovl_lookup_tenant(const struct ovl *o, uint32_t tenant, const uint8_t *vip, unsigned len, uint32_t vqpn)
 {
-	struct ovl_key k;
+	struct ovl_key k = ovl_key_make(vip, len, tenant, vqpn);
 
-	ovl_key_make(&k, vip, len, tenant, vqpn);
 	return ovl_table_lookup(&o->by_tenant, &k);
 }
 
 static inline uint32_t
 ovl_lookup_fabric(const struct ovl *o, const uint8_t *host, unsigned len, uint32_t pqpn)
 {
-	struct ovl_key k;
+	struct ovl_key k = ovl_key_make(host, len, OVL_SPACE_FABRIC, pqpn);
 
-	ovl_key_make(&k, host, len, OVL_SPACE_FABRIC, pqpn);
 	return ovl_table_lookup(&o->by_fabric, &k);
 }
 
 static inline uint32_t
 ovl_lookup_mr(const struct ovl *o, uint32_t tenant, const uint8_t *vip, unsigned len, uint32_t rkey)
 {
-	struct ovl_key k;
+	struct ovl_key k = ovl_key_make(vip, len, tenant, rkey);
 
-	ovl_key_make(&k, vip, len, tenant, rkey);
 	return ovl_table_lookup(&o->by_mr, &k);
 }
 
 static inline uint32_t
 ovl_lookup_endpoint(const struct ovl *o, uint32_t tenant, const uint8_t *vip, unsigned len)
 {
-	struct ovl_key k;
+	struct ovl_key k = ovl_key_make(vip, len, tenant, 0);
 
-	ovl_key_make(&k, vip, len, tenant, 0);
 	return ovl_table_lookup(&o->by_ep, &k);
 }
 

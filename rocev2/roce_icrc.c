@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <string.h>
 
-#if defined(__PCLMUL__)
-#include <wmmintrin.h>
-#endif
-
 #include "roce_icrc.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "slice-by-8 assumes little endian");
@@ -12,9 +8,11 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "slice-by-8 assumes lit
 #define CRC32_POLY_REFLECTED 0xedb88320u
 
 /* crc_tab[k][b]: register after byte b then k zero bytes, from register 0. */
-static uint32_t crc_tab[8][256];
+uint32_t roce_crc_tab[8][256];
+#define crc_tab roce_crc_tab
 /* shift_k[n] = x^(8n - 1) mod P, reflected (see roce_crc32_shift()). */
-static uint32_t shift_k[ROCE_CRC_SHIFT_TABLE];
+uint32_t roce_shift_k[ROCE_CRC_SHIFT_TABLE];
+#define shift_k roce_shift_k
 /* Register after the 8 bytes of 0xFF that open the ICRC, from all ones. */
 static uint32_t icrc_seed;
 
@@ -103,49 +101,14 @@ roce_crc32(const void *buf, uint32_t len)
 	return crc_impl(buf, len);
 }
 
-static inline uint64_t
-clmul32(uint32_t a, uint32_t b)
-{
-#if defined(__PCLMUL__)
-	__m128i r = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)a), _mm_cvtsi32_si128((int)b), 0);
-
-	return (uint64_t)_mm_cvtsi128_si64(r);
-#else
-	uint64_t r = 0;
-
-	for (int i = 0; i < 32; i++)
-		r ^= ((uint64_t)a << i) & (0ull - ((b >> i) & 1u));
-	return r;
-#endif
-}
-
-/*
- * reg * x^(8n) mod P.  With K = x^(8n - 1) mod P, the 63-bit carry-less
- * product c = reg * K, read in the reflected representation, is
- * x^32 * lo(c) + hi(c) where both halves are 32-bit reflected polynomials;
- * x^32 * lo mod P is exactly the CRC register of the four bytes of lo, which
- * slice-by-4 gives in four lookups.
- */
-static inline uint32_t
-shift_small(uint32_t reg, uint32_t n)
-{
-	uint64_t c = clmul32(reg, shift_k[n]);
-	uint32_t lo = (uint32_t)c;
-
-	return crc_tab[3][lo & 0xff] ^ crc_tab[2][(lo >> 8) & 0xff] ^ crc_tab[1][(lo >> 16) & 0xff] ^
-	       crc_tab[0][lo >> 24] ^ (uint32_t)(c >> 32);
-}
-
 uint32_t
-roce_crc32_shift(uint32_t reg, uint32_t n)
+roce_crc32_shift_long(uint32_t reg, uint32_t n)
 {
-	if (n == 0)
-		return reg;
 	while (n >= ROCE_CRC_SHIFT_TABLE) {
-		reg = shift_small(reg, ROCE_CRC_SHIFT_TABLE - 1);
+		reg = roce_crc32_shift_small(reg, ROCE_CRC_SHIFT_TABLE - 1);
 		n -= ROCE_CRC_SHIFT_TABLE - 1;
 	}
-	return n ? shift_small(reg, n) : reg;
+	return n ? roce_crc32_shift_small(reg, n) : reg;
 }
 
 /* Runs shorter than this continue the table CRC; longer ones use crc_impl. */

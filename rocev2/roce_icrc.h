@@ -30,6 +30,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__PCLMUL__)
+#include <wmmintrin.h>
+#endif
+
 #include "roce_parse.h"
 
 /* Standard CRC-32 of a buffer (initial value and final XOR all ones). */
@@ -54,7 +58,53 @@ uint32_t roce_crc32_update(uint32_t reg, const void *buf, uint32_t len);
  * multiply and four table lookups).
  */
 #define ROCE_CRC_SHIFT_TABLE 16384u
-uint32_t roce_crc32_shift(uint32_t reg, uint32_t nbytes);
+
+/* Tables, filled at load time: slice-by-8, and x^(8n - 1) mod P. */
+extern uint32_t roce_crc_tab[8][256];
+extern uint32_t roce_shift_k[ROCE_CRC_SHIFT_TABLE];
+
+static inline uint64_t
+roce_clmul32(uint32_t a, uint32_t b)
+{
+#if defined(__PCLMUL__)
+	__m128i r = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)a), _mm_cvtsi32_si128((int)b), 0);
+
+	return (uint64_t)_mm_cvtsi128_si64(r);
+#else
+	uint64_t r = 0;
+
+	for (int i = 0; i < 32; i++)
+		r ^= ((uint64_t)a << i) & (0ull - ((b >> i) & 1u));
+	return r;
+#endif
+}
+
+/*
+ * reg * x^(8n) mod P for 0 < n < ROCE_CRC_SHIFT_TABLE.  With
+ * K = x^(8n - 1) mod P, the 63-bit carry-less product c = reg * K, read in
+ * the reflected representation, is x^32 * lo(c) + hi(c) where both halves
+ * are 32-bit reflected polynomials; x^32 * lo mod P is exactly the CRC
+ * register of the four bytes of lo, which slice-by-4 gives in four lookups.
+ */
+static inline uint32_t
+roce_crc32_shift_small(uint32_t reg, uint32_t n)
+{
+	uint64_t c = roce_clmul32(reg, roce_shift_k[n]);
+	uint32_t lo = (uint32_t)c;
+
+	return roce_crc_tab[3][lo & 0xff] ^ roce_crc_tab[2][(lo >> 8) & 0xff] ^
+	       roce_crc_tab[1][(lo >> 16) & 0xff] ^ roce_crc_tab[0][lo >> 24] ^ (uint32_t)(c >> 32);
+}
+
+uint32_t roce_crc32_shift_long(uint32_t reg, uint32_t nbytes);
+
+static inline uint32_t
+roce_crc32_shift(uint32_t reg, uint32_t n)
+{
+	if (__builtin_expect(n - 1 < ROCE_CRC_SHIFT_TABLE - 1, 1))
+		return roce_crc32_shift_small(reg, n);
+	return n ? roce_crc32_shift_long(reg, n) : reg;
+}
 
 /* Full ICRC of a parsed frame. */
 uint32_t roce_icrc_compute(const uint8_t *frame, const struct roce_pkt *pkt);

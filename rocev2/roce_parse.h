@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "roce_hdr.h"
 #include "roce_opcode.h"
@@ -82,6 +83,143 @@ struct roce_pkt {
  */
 enum roce_parse_err roce_parse(const uint8_t *frame, uint32_t len, uint16_t udp_port,
 			       struct roce_pkt *pkt);
+
+/*
+ * The parser itself, inline so that the data plane compiles it into its
+ * per-packet loop; roce_parse() is the same code out of line.
+ */
+static inline uint16_t
+roce_rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+#define ROCE_IPV4_HDR_MIN 20u
+#define ROCE_IPV6_HDR_LEN 40u
+#define ROCE_UDP_HDR_LEN 8u
+#define ROCE_IPPROTO_UDP 17u
+
+/*
+ * Layers are checked outside in.  Lengths must agree exactly: the IP length
+ * covers the rest of the frame (RoCEv2 frames are never short enough to carry
+ * Ethernet padding), and the UDP length covers the rest of the IP payload.
+ */
+static inline enum roce_parse_err
+roce_parse_inline(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct roce_pkt *pkt)
+{
+	uint32_t off = 12, l3_len, l4_len, ip_payload;
+	uint16_t etype;
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->frame_len = len;
+	if (len < 14)
+		return ROCE_ERR_TRUNC_ETH;
+	etype = roce_rd16(frame + off);
+	while (etype == ROCE_ETHERTYPE_VLAN || etype == ROCE_ETHERTYPE_QINQ) {
+		if (pkt->n_vlan == 2)
+			return ROCE_ERR_TOO_MANY_VLANS;
+		if (len < off + 6)
+			return ROCE_ERR_TRUNC_VLAN;
+		pkt->vlan_tpid[pkt->n_vlan] = etype;
+		pkt->vlan_tci[pkt->n_vlan] = roce_rd16(frame + off + 2);
+		pkt->n_vlan++;
+		off += 4;
+		etype = roce_rd16(frame + off);
+	}
+	off += 2;
+	pkt->l3_off = (uint16_t)off;
+
+	if (etype == ROCE_ETHERTYPE_IPV4) {
+		const uint8_t *ip = frame + off;
+		uint32_t ihl;
+
+		pkt->ip_ver = 4;
+		if (len < off + ROCE_IPV4_HDR_MIN)
+			return ROCE_ERR_TRUNC_IP;
+		if ((ip[0] >> 4) != 4)
+			return ROCE_ERR_BAD_IP_VERSION;
+		ihl = (ip[0] & 0xfu) * 4u;
+		if (ihl < ROCE_IPV4_HDR_MIN)
+			return ROCE_ERR_BAD_IP_IHL;
+		if (len < off + ihl)
+			return ROCE_ERR_TRUNC_IP;
+		if (roce_rd16(ip + 6) & 0x3fffu)
+			return ROCE_ERR_IP_FRAGMENT;
+		l3_len = roce_rd16(ip + 2);
+		if (l3_len != len - off || l3_len < ihl)
+			return ROCE_ERR_BAD_IP_LENGTH;
+		if (ip[9] != ROCE_IPPROTO_UDP)
+			return ROCE_ERR_NOT_UDP;
+		ip_payload = l3_len - ihl;
+		off += ihl;
+	} else if (etype == ROCE_ETHERTYPE_IPV6) {
+		const uint8_t *ip = frame + off;
+
+		pkt->ip_ver = 6;
+		if (len < off + ROCE_IPV6_HDR_LEN)
+			return ROCE_ERR_TRUNC_IP;
+		if ((ip[0] >> 4) != 6)
+			return ROCE_ERR_BAD_IP_VERSION;
+		ip_payload = roce_rd16(ip + 4);
+		if (ip_payload != len - off - ROCE_IPV6_HDR_LEN)
+			return ROCE_ERR_BAD_IP_LENGTH;
+		/* RoCEv2 puts UDP right after the fixed header. */
+		if (ip[6] != ROCE_IPPROTO_UDP)
+			return ROCE_ERR_NOT_UDP;
+		off += ROCE_IPV6_HDR_LEN;
+	} else {
+		return ROCE_ERR_NOT_IP;
+	}
+
+	pkt->l4_off = (uint16_t)off;
+	if (len < off + ROCE_UDP_HDR_LEN)
+		return ROCE_ERR_TRUNC_UDP;
+	l4_len = roce_rd16(frame + off + 4);
+	if (l4_len != ip_payload)
+		return ROCE_ERR_BAD_UDP_LENGTH;
+	if (roce_rd16(frame + off + 2) != udp_port)
+		return ROCE_ERR_NOT_ROCE_PORT;
+	off += ROCE_UDP_HDR_LEN;
+
+	pkt->bth_off = (uint16_t)off;
+	if (len < off + ROCE_BTH_LEN)
+		return ROCE_ERR_TRUNC_BTH;
+
+	const struct roce_bth *bth = (const struct roce_bth *)(frame + off);
+	const struct roce_opcode_info *op = roce_opcode(bth->opcode);
+
+	pkt->opcode = bth->opcode;
+	if (roce_bth_tver(bth) != 0)
+		return ROCE_ERR_BAD_TVER;
+	if (!(op->flags & ROCE_OPF_VALID))
+		return ROCE_ERR_BAD_OPCODE;
+	pkt->exts = op->exts;
+	pkt->flags = op->flags;
+	if (len < off + op->hdr_len)
+		return ROCE_ERR_TRUNC_EXT;
+	if (len < off + op->hdr_len + ROCE_ICRC_LEN)
+		return ROCE_ERR_TRUNC_ICRC;
+	off += op->hdr_len;
+	pkt->payload_off = off;
+	pkt->icrc_off = len - ROCE_ICRC_LEN;
+
+	uint32_t body = len - ROCE_ICRC_LEN - off;
+
+	pkt->pad = (uint8_t)roce_bth_pad(bth);
+	if (op->flags & ROCE_OPF_CNP) {
+		/* 16 reserved bytes, never padded. */
+		if (body != ROCE_CNP_PAD_LEN)
+			return ROCE_ERR_BAD_PAYLOAD;
+		if (pkt->pad)
+			return ROCE_ERR_BAD_PAD;
+	} else if (!(op->flags & ROCE_OPF_PAYLOAD) && body != 0) {
+		return ROCE_ERR_BAD_PAYLOAD;
+	}
+	if (pkt->pad > body)
+		return ROCE_ERR_BAD_PAD;
+	pkt->payload_len = body - pkt->pad;
+	return ROCE_OK;
+}
 
 /* Pointer to extension header @ext of a parsed frame, or NULL if absent. */
 static inline void *

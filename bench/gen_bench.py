@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Benchmark inputs: a configuration with CONNS connections of one tenant and,
+for each frame size, a pcap of tenant-to-fabric frames spread over them.
+
+Usage: /usr/bin/python3 bench/gen_bench.py OUT_DIR [CONNS]
+Writes OUT_DIR/bench.json and OUT_DIR/{ack62,write1082,write4154}.pcap.
+The tenant port is net_pcap0 and the uplink net_null0, as bench/run-switch runs them.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gen"))
+from roce_layers import AETH, BTH  # noqa: E402
+from scapy.all import Ether, IP, UDP, Raw, wrpcap  # noqa: E402
+
+LOCAL_MAC = "02:00:00:00:aa:10"
+PORT_MAC = "02:00:00:00:01:01"
+
+
+def config(conns):
+    qps = []
+    endpoints = [{"tenant": "blue", "vip": "192.168.0.10", "host": "10.0.0.1",
+                  "port": "vm-blue", "mac": LOCAL_MAC}]
+    for i in range(conns):
+        rvip = "192.168.%d.%d" % (1 + i // 250, 1 + i % 250)
+        qps.append({"tenant": "blue", "vip": "192.168.0.10", "vqpn": 16 + i, "pqpn": 4096 + i,
+                    "type": "rc", "peer": {"vip": rvip, "vqpn": 32}})
+        qps.append({"tenant": "blue", "vip": rvip, "vqpn": 32, "pqpn": 8192 + i,
+                    "type": "rc", "peer": {"vip": "192.168.0.10", "vqpn": 16 + i}})
+    rvips = sorted({q["vip"] for q in qps if q["vip"] != "192.168.0.10"})
+    endpoints += [{"tenant": "blue", "vip": v, "host": "10.0.0.2"} for v in rvips]
+    return {
+        "comment": ["Benchmark: one tenant port (net_pcap0, infinite_rx) to the uplink (net_null0)."],
+        "version": 1,
+        "ports": [
+            {"name": "fabric0", "device": "net_null0", "role": "uplink", "ip": "10.0.0.1",
+             "mac": "02:00:00:00:00:01", "gateway_mac": "02:00:00:00:00:fe"},
+            {"name": "vm-blue", "device": "net_pcap0", "role": "tenant", "tenant": "blue",
+             "mac": PORT_MAC},
+        ],
+        "tenants": [{"name": "blue", "vni": 100, "max_qps": 2 * conns + 16}],
+        "endpoints": endpoints,
+        "qps": qps,
+        "neighbors": [{"ip": "10.0.0.2", "mac": "02:00:00:00:00:02"}],
+    }
+
+
+def frames(conns, kind):
+    out = []
+    for i in range(conns):
+        rvip = "192.168.%d.%d" % (1 + i // 250, 1 + i % 250)
+        base = (Ether(src=LOCAL_MAC, dst=PORT_MAC) /
+                IP(src="192.168.0.10", dst=rvip, ttl=64, flags="DF") /
+                UDP(sport=49152 + i, dport=4791, chksum=0))
+        if kind == "ack62":
+            p = base / BTH(opcode=0x11, dqpn=32, psn=i) / AETH(syndrome=0, msn=i)
+        else:
+            size = 1024 if kind == "write1082" else 4096
+            p = base / BTH(opcode=0x07, dqpn=32, psn=i) / Raw(bytes(size))
+        out.append(p)
+    return out
+
+
+def main():
+    out = sys.argv[1]
+    conns = int(sys.argv[2]) if len(sys.argv) > 2 else 16
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "bench.json"), "w") as f:
+        json.dump(config(conns), f, indent=1)
+    for kind in ("ack62", "write1082", "write4154"):
+        wrpcap(os.path.join(out, kind + ".pcap"), frames(conns, kind))
+
+
+if __name__ == "__main__":
+    main()

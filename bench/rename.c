@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Micro-benchmark of the tenant-to-fabric rename path (dp_process_egress:
+ * parse, lookup, checks, rewrite, IPv4 checksum, incremental ICRC) against
+ * the number of configured connections.
+ *
+ * For each N in 1 000, 10 000, 100 000 and 1 000 000 it builds a host with N
+ * connections (the configuration is made in memory, not parsed), then
+ * renames 62-byte ACKs spread over A active connections, where A is 1 000
+ * (a working set that fits the caches) and N (every connection, uniformly
+ * at random: the worst case for the caches).  Each figure is the median of
+ * RUNS runs, minus the cost of restoring the frame, which is measured alone.
+ * Prints JSON lines:
+ *   {"bench": "rename_egress", "connections": N, "active": A, "cycles_per_packet": X}
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+
+#include "dp.h"
+
+#define FRAMES 4096   /* distinct frames cycled through */
+#define ITERS 2000000
+#define RUNS 5
+
+static char name_port0[] = "fabric0", name_port1[] = "vm", dev0[] = "net_null0", dev1[] = "net_null1";
+static char name_tenant[] = "blue";
+
+static void
+ip4(struct cfg_ip *ip, uint32_t host_order)
+{
+	memset(ip, 0, sizeof(*ip));
+	ip->ver = 4;
+	ip->b[0] = (uint8_t)(host_order >> 24);
+	ip->b[1] = (uint8_t)(host_order >> 16);
+	ip->b[2] = (uint8_t)(host_order >> 8);
+	ip->b[3] = (uint8_t)host_order;
+}
+
+/* One local endpoint 192.168.0.10 with N QPs, each peered to a QP on one of
+ * N/250 remote endpoints (host 10.0.0.2). */
+static struct cfg *
+make_cfg(uint32_t n)
+{
+	struct cfg *c = calloc(1, sizeof(*c));
+	uint32_t n_remote = (n + 249) / 250;
+
+	c->version = 1;
+	c->udp_port = ROCE_UDP_PORT;
+	c->n_ports = 2;
+	c->ports = calloc(2, sizeof(*c->ports));
+	c->ports[0] = (struct cfg_port){ .name = name_port0, .device = dev0, .role = CFG_ROLE_UPLINK,
+					 .has_ip = true, .mac = { 2, 0, 0, 0, 0, 1 },
+					 .has_gateway_mac = true, .gateway_mac = { 2, 0, 0, 0, 0, 0xfe },
+					 .tenant = -1 };
+	ip4(&c->ports[0].ip, 0x0a000001);
+	c->ports[1] = (struct cfg_port){ .name = name_port1, .device = dev1, .role = CFG_ROLE_TENANT,
+					 .mac = { 2, 0, 0, 0, 1, 1 }, .tenant = 0 };
+	c->n_tenants = 1;
+	c->tenants = calloc(1, sizeof(*c->tenants));
+	c->tenants[0] = (struct cfg_tenant){ .name = name_tenant, .vni = 100, .max_qps = 2 * n };
+	c->n_endpoints = 1 + n_remote;
+	c->endpoints = calloc(c->n_endpoints, sizeof(*c->endpoints));
+	c->endpoints[0] = (struct cfg_endpoint){ .tenant = 0, .port = 1, .has_mac = true,
+						 .mac = { 2, 0, 0, 0, 0xaa, 0x10 } };
+	ip4(&c->endpoints[0].vip, 0xc0a8000a);
+	ip4(&c->endpoints[0].host, 0x0a000001);
+	for (uint32_t r = 0; r < n_remote; r++) {
+		struct cfg_endpoint *e = &c->endpoints[1 + r];
+
+		e->tenant = 0;
+		e->port = -1;
+		ip4(&e->vip, 0xc0a80100 + r);
+		ip4(&e->host, 0x0a000002);
+	}
+	c->n_qps = 2 * n;
+	c->qps = calloc(c->n_qps, sizeof(*c->qps));
+	for (uint32_t i = 0; i < n; i++) {
+		struct cfg_qp *l = &c->qps[2 * i], *r = &c->qps[2 * i + 1];
+		uint32_t re = 1 + i / 250;
+
+		*l = (struct cfg_qp){ .tenant = 0, .vqpn = 16 + i, .pqpn = 16 + i, .type = CFG_QP_RC,
+				      .has_peer = true, .peer = (int)(2 * i + 1), .endpoint = 0 };
+		l->vip = c->endpoints[0].vip;
+		*r = (struct cfg_qp){ .tenant = 0, .vqpn = 16 + i % 250, .pqpn = 16 + i, .type = CFG_QP_RC,
+				      .has_peer = true, .peer = (int)(2 * i), .endpoint = (int)re };
+		r->vip = c->endpoints[re].vip;
+	}
+	return c;
+}
+
+static size_t
+make_frame(uint8_t *buf, uint32_t conn)
+{
+	struct roce_frame_spec s = {
+		.src_mac = { 2, 0, 0, 0, 0xaa, 0x10 }, .dst_mac = { 2, 0, 0, 0, 1, 1 },
+		.ip_ver = 4, .src_ip = { 192, 168, 0, 10 }, .ttl = 64, .udp_sport = 49152,
+		.opcode = ROCE_OP_RC_ACK, .pkey = 0xffff, .dqpn = 16 + conn % 250, .psn = conn,
+	};
+	uint8_t aeth[4] = { 0, 0, 0, 1 };
+	uint32_t re = 0xc0a80100 + conn / 250;
+
+	s.dst_ip[0] = (uint8_t)(re >> 24);
+	s.dst_ip[1] = (uint8_t)(re >> 16);
+	s.dst_ip[2] = (uint8_t)(re >> 8);
+	s.dst_ip[3] = (uint8_t)re;
+	return roce_build_frame(buf, 128, &s, aeth, 4, NULL, 0);
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+main(int argc, char **argv)
+{
+	static uint8_t frames[FRAMES][128];
+	static uint16_t lens[FRAMES];
+	struct rte_mempool *pool;
+	struct rte_mbuf *m;
+	struct dp_lcore *lc = &dp.lcores[0];
+	char err[256];
+
+	if (rte_eal_init(argc, argv) < 0)
+		return 1;
+	pool = rte_pktmbuf_pool_create("bench", 64, 0, 0, 2048, rte_socket_id());
+	m = pool ? rte_pktmbuf_alloc(pool) : NULL;
+	if (!m)
+		return 1;
+	srand(1);
+	for (uint32_t n = 1000; n <= 1000000; n *= 10) {
+		struct cfg *c = make_cfg(n);
+
+		dp.ovl = ovl_build(c, err, sizeof(err));
+		if (!dp.ovl) {
+			fprintf(stderr, "%s\n", err);
+			return 1;
+		}
+		dp.conn_state = calloc(dp.ovl->n_conns, sizeof(*dp.conn_state));
+		dp.n_ports = 2;
+		dp.ports[1] = (struct dp_port){ .tenant = 0 };
+		dp.ports[0] = (struct dp_port){ .uplink = true };
+		lc->tenant_stats = calloc(1, sizeof(*lc->tenant_stats));
+
+		uint32_t actives[2] = { n < 1000 ? n : 1000, n };
+
+		for (int a = 0; a < 2; a++) {
+			uint64_t t[RUNS], base[RUNS];
+
+			for (int f = 0; f < FRAMES; f++)
+				lens[f] = (uint16_t)make_frame(frames[f], (uint32_t)rand() % actives[a]);
+			for (int r = 0; r < RUNS; r++) {
+				uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+				uint64_t t0 = rte_rdtsc_precise();
+				uint16_t out = 0;
+				uint32_t bad = 0;
+
+				for (int i = 0; i < ITERS; i++) {
+					int f = i & (FRAMES - 1);
+
+					memcpy(d, frames[f], 64);
+					m->data_len = m->pkt_len = lens[f];
+					enum dp_drop why = dp_process_egress(lc, 1, m, &out);
+
+					if (why != DP_DROP_NONE && !bad++)
+						fprintf(stderr, "drop: %s\n", dp_drop_names[why]);
+				}
+				t[r] = rte_rdtsc_precise() - t0;
+				t0 = rte_rdtsc_precise();
+				for (int i = 0; i < ITERS; i++) {
+					int f = i & (FRAMES - 1);
+
+					memcpy(d, frames[f], 64);
+					m->data_len = m->pkt_len = lens[f];
+					__asm__ volatile("" : : "r"(d) : "memory");
+				}
+				base[r] = rte_rdtsc_precise() - t0;
+				if (bad) {
+					fprintf(stderr, "%u frames dropped: the benchmark is wrong\n", bad);
+					return 1;
+				}
+			}
+			qsort(t, RUNS, sizeof(t[0]), cmp_u64);
+			qsort(base, RUNS, sizeof(base[0]), cmp_u64);
+			printf("{\"bench\": \"rename_egress\", \"connections\": %u, \"active\": %u, "
+			       "\"cycles_per_packet\": %.1f, \"restore_cycles\": %.1f}\n",
+			       n, actives[a], (double)(t[RUNS / 2] - base[RUNS / 2]) / ITERS,
+			       (double)base[RUNS / 2] / ITERS);
+			fflush(stdout);
+		}
+		free(lc->tenant_stats);
+		free(dp.conn_state);
+		ovl_free(dp.ovl);
+		free(c->ports);
+		free(c->tenants);
+		free(c->endpoints);
+		free(c->qps);
+		free(c);
+	}
+	rte_pktmbuf_free(m);
+	rte_mempool_free(pool);
+	rte_eal_cleanup();
+	return 0;
+}
