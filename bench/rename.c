@@ -144,11 +144,20 @@ main(int argc, char **argv)
 			fprintf(stderr, "%s\n", err);
 			return 1;
 		}
-		dp.conn_state = calloc(dp.ovl->n_conns, sizeof(*dp.conn_state));
+		/* Stable ids as the switch hands them out: state i for connection i. */
+		for (uint32_t i = 0; i < dp.ovl->n_conns; i++) {
+			uint32_t chunk = i >> DP_STATE_CHUNK_SHIFT;
+
+			if (!dp.conn_chunks[chunk])
+				dp.conn_chunks[chunk] = calloc(1u << DP_STATE_CHUNK_SHIFT, sizeof(struct dp_conn_state));
+			dp.ovl->conns[i].state = i;
+		}
+		dp.ovl->tenants[0].slot = 0;
 		dp.n_ports = 2;
-		dp.ports[1] = (struct dp_port){ .tenant = 0 };
+		dp.ports[1] = (struct dp_port){ .uplink = false };
 		dp.ports[0] = (struct dp_port){ .uplink = true };
-		lc->tenant_stats = calloc(1, sizeof(*lc->tenant_stats));
+		lc->tenant_stats = calloc(DP_MAX_TENANTS, sizeof(*lc->tenant_stats));
+		lc->ovl = dp.ovl;
 
 		uint32_t actives[2] = { n < 1000 ? n : 1000, n };
 
@@ -197,7 +206,10 @@ main(int argc, char **argv)
 			fflush(stdout);
 		}
 		free(lc->tenant_stats);
-		free(dp.conn_state);
+		for (uint32_t i = 0; i < DP_STATE_CHUNKS; i++) {
+			free(dp.conn_chunks[i]);
+			dp.conn_chunks[i] = NULL;
+		}
 		ovl_free(dp.ovl);
 		free(c->ports);
 		free(c->tenants);

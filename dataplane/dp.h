@@ -2,13 +2,20 @@
 /*
  * The data plane: shared types of the dpdk-roce-vswitch process.
  *
- * Ownership.  The control thread (main) builds the overlay and the port map
- * before the forwarding lcores start and does not change them while they run.
+ * Ownership.  The overlay (dp.ovl) is built off the forwarding lcores, by
+ * main at start-up and by a reload later, and published with one atomic
+ * store.  Each lcore reads dp.ovl once per loop iteration and reports an RCU
+ * quiescent state (dp.qsv) at the end of it; the old overlay is freed once
+ * every lcore has done so.  Control-plane readers (telemetry) and reloads
+ * serialise on dp.ctl_lock; the lcores take no lock.  The port map (dp.ports)
+ * is fixed for the life of the process.
  * Each port's rx queue is polled by exactly one lcore; each lcore has its own
  * tx queue on every port.  Per-connection dynamic state is split by
  * direction: the egress half is written only by the lcore that polls L's
  * tenant port, the ingress half only by the lcore that polls the uplink the
- * frame arrived on.  Counters are per lcore and summed by readers
+ * frame arrived on.  Dynamic state lives in slots with stable ids
+ * (ovl_conn.state, ovl_tenant.slot) that survive reloads: a connection in
+ * both configurations keeps its slot.  Counters are per lcore and summed by readers
  * (telemetry, the exit summary); readers tolerate torn totals.
  */
 #ifndef DP_H
@@ -17,9 +24,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include <rte_common.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
 
 #include "ovl.h"
 #include "rocev2.h"
@@ -27,6 +37,9 @@
 #define DP_MAX_PORTS 32
 #define DP_MAX_LCORES 16
 #define DP_BURST 32
+#define DP_MAX_TENANTS 4096
+#define DP_STATE_CHUNK_SHIFT 12
+#define DP_STATE_CHUNKS 2048 /* 8 M connection states at most */
 
 /*
  * Drop reasons, declared once: X(ENUM, "name").  Parser errors come first,
@@ -96,9 +109,8 @@ struct dp_port {
 	uint16_t port_id;     /* ethdev id */
 	uint16_t lcore_idx;   /* which forwarding lcore polls it */
 	bool uplink;
-	uint32_t tenant;
-	const char *name;
-	const char *device;
+	char *name;           /* copies: configurations come and go */
+	char *device;
 };
 
 struct dp_lcore {
@@ -107,17 +119,24 @@ struct dp_lcore {
 	uint16_t n_rx;
 	uint16_t rx_ports[DP_MAX_PORTS];  /* port indices (configuration order) */
 	struct rte_eth_dev_tx_buffer *txb[DP_MAX_PORTS];
+	const struct ovl *ovl;            /* the overlay of this loop iteration */
 	struct dp_stats stats;
-	struct dp_tenant_stats *tenant_stats; /* [n_tenants] */
+	struct dp_tenant_stats *tenant_stats; /* [DP_MAX_TENANTS], by tenant slot */
 	volatile uint64_t last_rx_tsc;
-	uint32_t cur_tenant;              /* tenant of the frame in hand, for drops */
+	uint32_t cur_tenant;              /* tenant slot of the frame in hand, for drops */
 };
 
 /* The process-wide state. */
 struct dp {
-	struct cfg *cfg;
-	struct ovl *ovl;
-	struct dp_conn_state *conn_state;  /* [ovl->n_conns] */
+	struct ovl *ovl;                   /* published; see Ownership above */
+	struct cfg *cfg;                   /* the configuration ovl was built from */
+	char *config_path;                 /* what SIGHUP re-reads */
+	struct rte_rcu_qsbr *qsv;
+	pthread_mutex_t ctl_lock;
+	struct dp_conn_state *conn_chunks[DP_STATE_CHUNKS];
+	uint32_t *free_states;             /* stack of free connection state ids */
+	uint32_t n_free_states, n_states;  /* free ones, ids handed out so far */
+	bool tenant_used[DP_MAX_TENANTS];
 	struct dp_port ports[DP_MAX_PORTS];
 	uint16_t n_ports;
 	uint16_t port_index[RTE_MAX_ETHPORTS]; /* ethdev id -> port index */
@@ -131,6 +150,36 @@ struct dp {
 };
 
 extern struct dp dp;
+
+static inline struct dp_conn_state *
+dp_conn_state(uint32_t id)
+{
+	return &dp.conn_chunks[id >> DP_STATE_CHUNK_SHIFT][id & ((1u << DP_STATE_CHUNK_SHIFT) - 1)];
+}
+
+/* What a configuration change did, or why it was refused. */
+struct dp_reload_report {
+	bool applied;
+	struct cfg_errors errs;
+	uint32_t conns_added, conns_removed, conns_changed, conns_kept;
+	uint32_t tenants_added, tenants_removed;
+	uint32_t qps_before, qps_after, mrs_before, mrs_after;
+	double load_ms, build_ms, publish_ms;
+};
+
+/*
+ * Load @path, build its overlay and publish it; on any error nothing
+ * changes.  At start-up (no overlay yet) it only builds.  Takes ctl_lock.
+ */
+int dp_config_apply(const char *path, struct dp_reload_report *rep);
+void dp_reload_report_free(struct dp_reload_report *rep);
+int dp_reload_report_json(const struct dp_reload_report *rep, char *buf, size_t len);
+
+/* The control thread that serves SIGHUP; dp_reload_request() is signal-safe. */
+int dp_control_start(void);
+void dp_reload_request(void);
+void dp_control_stop(void);
+void dp_state_free_all(void);
 
 /* The forwarding loop of one lcore (rte_eal_remote_launch signature). */
 int dp_lcore_main(void *arg);

@@ -320,8 +320,8 @@ ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t *d
 	}
 	frame_finish(data, pkt, &d);
 	*out_port = re->out_port;
-	lc->tenant_stats[r->tenant].egress_pkts++;
-	lc->tenant_stats[r->tenant].egress_bytes += pkt->frame_len;
+	lc->tenant_stats[o->tenants[r->tenant].slot].egress_pkts++;
+	lc->tenant_stats[o->tenants[r->tenant].slot].egress_bytes += pkt->frame_len;
 	return DP_DROP_NONE;
 }
 
@@ -337,7 +337,7 @@ ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct
 
 	if (!l->local)
 		return DP_DROP_NO_CONNECTION;
-	lc->cur_tenant = l->tenant;
+	lc->cur_tenant = o->tenants[l->tenant].slot;
 	if (!deth)
 		return DP_DROP_TYPE_MISMATCH;
 	v = ovl_lookup_fabric(o, ip_src(data, pkt), ip_addr_len(pkt), roce_deth_srcqp(deth));
@@ -349,8 +349,8 @@ ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct
 	ud_rename(data, pkt, le->eth, re->vip.b, le->vip.b, l->vqpn, r->vqpn, &d);
 	frame_finish(data, pkt, &d);
 	*out_port = le->out_port;
-	lc->tenant_stats[l->tenant].ingress_pkts++;
-	lc->tenant_stats[l->tenant].ingress_bytes += pkt->frame_len;
+	lc->tenant_stats[lc->cur_tenant].ingress_pkts++;
+	lc->tenant_stats[lc->cur_tenant].ingress_bytes += pkt->frame_len;
 	return DP_DROP_NONE;
 }
 
@@ -358,9 +358,9 @@ ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct
 enum dp_drop
 dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uint16_t *out_port)
 {
-	const struct ovl *o = dp.ovl;
+	const struct ovl *o = lc->ovl;
 	uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t tenant = dp.ports[in_port].tenant;
+	uint32_t tenant = o->ports[in_port].tenant;
 	struct roce_pkt pkt;
 	struct roce_icrc_delta d;
 	enum dp_drop verdict = DP_DROP_NONE;
@@ -385,7 +385,8 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 
 	uint32_t ci = OVL_V_IDX(v);
 	const struct ovl_conn *c = &o->conns[ci];
-	struct dp_dir_state *s = &dp.conn_state[ci].egress;
+	struct dp_dir_state *s = &dp_conn_state(c->state)->egress;
+	struct dp_tenant_stats *ts = &lc->tenant_stats[o->tenants[tenant].slot];
 
 	/* Anti-spoofing: only L, from its own port and MAC, speaks for L. */
 	if (unlikely(c->l_port != in_port || !addr_eq(ip_src(data, &pkt), c->l_vip, alen) ||
@@ -410,12 +411,12 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 
 	s->pkts++;
 	s->bytes += pkt.frame_len;
-	lc->tenant_stats[tenant].egress_pkts++;
-	lc->tenant_stats[tenant].egress_bytes += pkt.frame_len;
+	ts->egress_pkts++;
+	ts->egress_bytes += pkt.frame_len;
 	if (c->hairpin) {
 		/* Delivered to the same tenant's other endpoint: ingress too. */
-		lc->tenant_stats[tenant].ingress_pkts++;
-		lc->tenant_stats[tenant].ingress_bytes += pkt.frame_len;
+		ts->ingress_pkts++;
+		ts->ingress_bytes += pkt.frame_len;
 		lc->stats.fwd_hairpin++;
 	} else {
 		lc->stats.fwd_egress++;
@@ -430,7 +431,7 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 enum dp_drop
 dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uint16_t *out_port)
 {
-	const struct ovl *o = dp.ovl;
+	const struct ovl *o = lc->ovl;
 	uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
 	struct roce_pkt pkt;
 	struct roce_icrc_delta d;
@@ -458,9 +459,9 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 
 	uint32_t ci = OVL_V_IDX(v);
 	const struct ovl_conn *c = &o->conns[ci];
-	struct dp_dir_state *s = &dp.conn_state[ci].ingress;
+	struct dp_dir_state *s = &dp_conn_state(c->state)->ingress;
 
-	lc->cur_tenant = c->tenant;
+	lc->cur_tenant = o->tenants[c->tenant].slot;
 	/* Only R's host speaks for R. */
 	if (unlikely(!addr_eq(ip_src(data, &pkt), c->r_host, alen)))
 		return DP_DROP_SPOOFED_SOURCE;
@@ -481,8 +482,8 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 
 	s->pkts++;
 	s->bytes += pkt.frame_len;
-	lc->tenant_stats[c->tenant].ingress_pkts++;
-	lc->tenant_stats[c->tenant].ingress_bytes += pkt.frame_len;
+	lc->tenant_stats[lc->cur_tenant].ingress_pkts++;
+	lc->tenant_stats[lc->cur_tenant].ingress_bytes += pkt.frame_len;
 	lc->stats.fwd_ingress++;
 	if (pkt.opcode == ROCE_OP_CNP)
 		lc->stats.cnp_forwarded++;
@@ -499,7 +500,7 @@ count_drop(struct dp_lcore *lc, uint16_t in_port, enum dp_drop why)
 {
 	lc->stats.drops[why]++;
 	if (!dp.ports[in_port].uplink)
-		lc->tenant_stats[dp.ports[in_port].tenant].drops++;
+		lc->tenant_stats[lc->ovl->tenants[lc->ovl->ports[in_port].tenant].slot].drops++;
 	else if (lc->cur_tenant != OVL_NONE)
 		lc->tenant_stats[lc->cur_tenant].drops++;
 }
@@ -557,9 +558,15 @@ dp_lcore_main(void *arg)
 	const bool is_main = lc->lcore_id == rte_get_main_lcore();
 
 	memset(tq, 0, sizeof(tq));
+	if (dp.qsv) {
+		rte_rcu_qsbr_thread_register(dp.qsv, lc->idx);
+		rte_rcu_qsbr_thread_online(dp.qsv, lc->idx);
+	}
 	while (!dp.quit) {
 		uint64_t now = rte_rdtsc();
 
+		/* One overlay for the whole iteration; see the quiescent report below. */
+		lc->ovl = __atomic_load_n(&dp.ovl, __ATOMIC_ACQUIRE);
 		if (unlikely(now - prev_tsc > drain_tsc)) {
 			tx_flush_all(lc, tq);
 			prev_tsc = now;
@@ -594,8 +601,14 @@ dp_lcore_main(void *arg)
 				}
 			}
 		}
+		if (dp.qsv)
+			rte_rcu_qsbr_quiescent(dp.qsv, lc->idx);
 	}
 	tx_flush_all(lc, tq);
+	if (dp.qsv) {
+		rte_rcu_qsbr_thread_offline(dp.qsv, lc->idx);
+		rte_rcu_qsbr_thread_unregister(dp.qsv, lc->idx);
+	}
 	return 0;
 }
 

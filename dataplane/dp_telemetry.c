@@ -84,7 +84,7 @@ tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-tel_tenants(const char *cmd, const char *params, struct rte_tel_data *d)
+tenants_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct ovl *o = dp.ovl;
 
@@ -99,7 +99,7 @@ tel_tenants(const char *cmd, const char *params, struct rte_tel_data *d)
 		td = rte_tel_data_alloc();
 		if (!td)
 			return -ENOMEM;
-		dp_tenant_stats_sum(t, &s);
+		dp_tenant_stats_sum(o->tenants[t].slot, &s);
 		rte_tel_data_start_dict(td);
 		rte_tel_data_add_dict_u64(td, "vni", o->tenants[t].vni);
 		rte_tel_data_add_dict_u64(td, "qps", o->tenants[t].n_qps);
@@ -125,7 +125,7 @@ tel_tenants(const char *cmd, const char *params, struct rte_tel_data *d)
  * how to page on.
  */
 static int
-tel_connections(const char *cmd, const char *params, struct rte_tel_data *d)
+connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct ovl *o = dp.ovl;
 	char tenant[64] = "";
@@ -148,7 +148,7 @@ tel_connections(const char *cmd, const char *params, struct rte_tel_data *d)
 		const struct ovl_conn *c = &o->conns[i];
 		const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
 		const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
-		const struct dp_conn_state *st = &dp.conn_state[i];
+		const struct dp_conn_state *st = dp_conn_state(c->state);
 		struct rte_tel_data *cd;
 		char key[16], ip[64];
 
@@ -192,6 +192,77 @@ tel_connections(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* The overlay and configuration readers hold ctl_lock against a reload. */
+static int
+tel_tenants(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	int rc;
+
+	pthread_mutex_lock(&dp.ctl_lock);
+	rc = tenants_locked(cmd, params, d);
+	pthread_mutex_unlock(&dp.ctl_lock);
+	return rc;
+}
+
+static int
+tel_connections(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	int rc;
+
+	pthread_mutex_lock(&dp.ctl_lock);
+	rc = connections_locked(cmd, params, d);
+	pthread_mutex_unlock(&dp.ctl_lock);
+	return rc;
+}
+
+/*
+ * /roce/reload[,PATH]: re-read the configuration (or load PATH) and answer
+ * with the outcome, as a reload by SIGHUP would log it.
+ */
+static int
+tel_reload(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dp_reload_report rep;
+	char path[4096];
+
+	RTE_SET_USED(cmd);
+	pthread_mutex_lock(&dp.ctl_lock);
+	snprintf(path, sizeof(path), "%s", params && *params ? params : dp.config_path);
+	pthread_mutex_unlock(&dp.ctl_lock);
+	dp_config_apply(path, &rep);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "result", rep.applied ? "applied" : "rejected");
+	rte_tel_data_add_dict_string(d, "config", path);
+	if (!rep.applied) {
+		struct rte_tel_data *e = rte_tel_data_alloc();
+
+		if (!e) {
+			dp_reload_report_free(&rep);
+			return -ENOMEM;
+		}
+		rte_tel_data_start_array(e, RTE_TEL_STRING_VAL);
+		for (uint32_t i = 0; i < rep.errs.n; i++)
+			rte_tel_data_add_array_string(e, rep.errs.msg[i]);
+		rte_tel_data_add_dict_container(d, "errors", e, 0);
+	} else {
+		rte_tel_data_add_dict_u64(d, "connections_added", rep.conns_added);
+		rte_tel_data_add_dict_u64(d, "connections_removed", rep.conns_removed);
+		rte_tel_data_add_dict_u64(d, "connections_changed", rep.conns_changed);
+		rte_tel_data_add_dict_u64(d, "connections_kept", rep.conns_kept);
+		rte_tel_data_add_dict_u64(d, "tenants_added", rep.tenants_added);
+		rte_tel_data_add_dict_u64(d, "tenants_removed", rep.tenants_removed);
+		rte_tel_data_add_dict_u64(d, "qps_before", rep.qps_before);
+		rte_tel_data_add_dict_u64(d, "qps_after", rep.qps_after);
+		rte_tel_data_add_dict_u64(d, "mrs_before", rep.mrs_before);
+		rte_tel_data_add_dict_u64(d, "mrs_after", rep.mrs_after);
+		rte_tel_data_add_dict_u64(d, "load_us", (uint64_t)(rep.load_ms * 1000));
+		rte_tel_data_add_dict_u64(d, "build_us", (uint64_t)(rep.build_ms * 1000));
+		rte_tel_data_add_dict_u64(d, "publish_us", (uint64_t)(rep.publish_ms * 1000));
+	}
+	dp_reload_report_free(&rep);
+	return 0;
+}
+
 int
 dp_telemetry_init(void)
 {
@@ -205,6 +276,8 @@ dp_telemetry_init(void)
 					 "Per-tenant counters and quota. Parameter: optional tenant name.");
 	rc |= rte_telemetry_register_cmd("/roce/connections", tel_connections,
 					 "Connections, 32 a page. Parameters: [tenant[,start]].");
+	rc |= rte_telemetry_register_cmd("/roce/reload", tel_reload,
+					 "Re-read the configuration, or load another. Parameter: optional path.");
 	return rc ? -1 : 0;
 }
 
@@ -236,7 +309,7 @@ dp_summary_write(FILE *f, const char *extra_json)
 	for (uint32_t t = 0; t < o->n_tenants; t++) {
 		struct dp_tenant_stats ts;
 
-		dp_tenant_stats_sum(t, &ts);
+		dp_tenant_stats_sum(o->tenants[t].slot, &ts);
 		fprintf(f, "%s\"%s\": {\"egress_packets\": %lu, \"egress_bytes\": %lu, \"ingress_packets\": %lu, "
 			"\"ingress_bytes\": %lu, \"dropped\": %lu, \"qps\": %u, \"max_qps\": %u}",
 			t ? ", " : "", o->tenants[t].name, ts.egress_pkts, ts.egress_bytes, ts.ingress_pkts,

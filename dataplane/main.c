@@ -36,13 +36,11 @@ static struct {
 #define RX_DESC 1024
 #define TX_DESC 1024
 
-static volatile sig_atomic_t got_hup;
-
 static void
 on_signal(int sig)
 {
 	if (sig == SIGHUP)
-		got_hup = 1;
+		dp_reload_request();
 	else
 		dp.quit = true;
 }
@@ -139,10 +137,9 @@ ports_map(void)
 	for (uint32_t i = 0; i < c->n_ports; i++) {
 		struct dp_port *p = &dp.ports[i];
 
-		p->name = c->ports[i].name;
-		p->device = c->ports[i].device;
+		p->name = strdup(c->ports[i].name);
+		p->device = strdup(c->ports[i].device);
 		p->uplink = c->ports[i].role == CFG_ROLE_UPLINK;
-		p->tenant = p->uplink ? 0 : (uint32_t)c->ports[i].tenant;
 		if (rte_eth_dev_get_port_by_name(p->device, &pid) != 0) {
 			fprintf(stderr, "%s: ports[%u].device: no such EAL device \"%s\" (give it with --vdev or -a)\n",
 				c->path, i, p->device);
@@ -193,10 +190,16 @@ lcores_assign(void)
 	}
 	for (uint16_t l = 0; l < dp.n_lcores; l++) {
 		dp.lcores[l].tenant_stats = rte_zmalloc("tenant_stats",
-			sizeof(struct dp_tenant_stats) * (dp.ovl->n_tenants + 1), RTE_CACHE_LINE_SIZE);
+			sizeof(struct dp_tenant_stats) * DP_MAX_TENANTS, RTE_CACHE_LINE_SIZE);
 		if (!dp.lcores[l].tenant_stats)
 			return -1;
 	}
+	/* Readers of the overlay, for the grace period of a reload. */
+	size_t sz = rte_rcu_qsbr_get_memsize(dp.n_lcores);
+
+	dp.qsv = rte_zmalloc("rcu", sz, RTE_CACHE_LINE_SIZE);
+	if (!dp.qsv || rte_rcu_qsbr_init(dp.qsv, dp.n_lcores) != 0)
+		return -1;
 	return 0;
 }
 
@@ -251,10 +254,6 @@ all_idle(uint64_t now)
 static void
 housekeeping(void)
 {
-	if (got_hup) {
-		got_hup = 0;
-		fprintf(stderr, "SIGHUP: live reload is not available in this build; configuration unchanged\n");
-	}
 	if (opts.exit_idle_ms && dp.traffic_seen && all_idle(rte_rdtsc()))
 		dp.quit = true;
 }
@@ -262,7 +261,7 @@ housekeeping(void)
 int
 main(int argc, char **argv)
 {
-	struct cfg_errors errs = { 0 };
+	struct dp_reload_report rep;
 	char err[512];
 	int ret;
 	unsigned in_use_start, in_use_end, in_use_closed;
@@ -278,17 +277,13 @@ main(int argc, char **argv)
 	if (parse_args(argc, argv) < 0)
 		goto fail_eal;
 
-	dp.cfg = cfg_load_file(opts.config, &errs);
-	if (!dp.cfg) {
-		cfg_errors_print(&errs, stderr);
-		cfg_errors_clear(&errs);
+	pthread_mutex_init(&dp.ctl_lock, NULL);
+	if (dp_config_apply(opts.config, &rep) < 0) {
+		cfg_errors_print(&rep.errs, stderr);
+		dp_reload_report_free(&rep);
 		goto fail_eal;
 	}
-	dp.ovl = ovl_build(dp.cfg, err, sizeof(err));
-	if (!dp.ovl) {
-		fprintf(stderr, "%s: %s\n", opts.config, err);
-		goto fail_eal;
-	}
+	dp_reload_report_free(&rep);
 	dp.tsc_hz = rte_get_tsc_hz();
 	dp.housekeep = housekeeping;
 
@@ -297,10 +292,6 @@ main(int argc, char **argv)
 	roce_crc32_set_impl(net_crc32, "rte_net_crc");
 
 	if (ports_map() < 0 || lcores_assign() < 0)
-		goto fail_eal;
-	dp.conn_state = rte_zmalloc("conn_state", sizeof(*dp.conn_state) * (dp.ovl->n_conns + 1),
-				    RTE_CACHE_LINE_SIZE);
-	if (!dp.conn_state)
 		goto fail_eal;
 
 	/* Enough mbufs for every ring, every lcore cache and every tx buffer. */
@@ -323,6 +314,8 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
+	if (dp_control_start() != 0)
+		fprintf(stderr, "the control thread did not start: SIGHUP will not reload\n");
 
 	fprintf(stderr, "dpdk-roce-vswitch: %u ports, %u tenants, %u connections, %u lcores\n", dp.n_ports,
 		dp.ovl->n_tenants, dp.ovl->n_conns, dp.n_lcores);
@@ -340,6 +333,7 @@ main(int argc, char **argv)
 		}
 		rte_eal_mp_wait_lcore();
 	}
+	dp_control_stop();
 	/* Every lcore has flushed its tx buffers: what is in use now is in the rings. */
 	in_use_end = rte_mempool_in_use_count(dp.pool);
 	for (uint16_t i = 0; i < dp.n_ports; i++) {
@@ -366,9 +360,15 @@ main(int argc, char **argv)
 	rte_mempool_free(dp.pool);
 	for (uint16_t l = 0; l < dp.n_lcores; l++)
 		rte_free(dp.lcores[l].tenant_stats);
-	rte_free(dp.conn_state);
+	for (uint16_t i = 0; i < dp.n_ports; i++) {
+		free(dp.ports[i].name);
+		free(dp.ports[i].device);
+	}
+	rte_free(dp.qsv);
+	dp_state_free_all();
 	ovl_free(dp.ovl);
 	cfg_free(dp.cfg);
+	free(dp.config_path);
 	rte_eal_cleanup();
 	return 0;
 

@@ -157,6 +157,7 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		t->max_qps = c->tenants[i].max_qps;
 		t->rate = c->tenants[i].rate;
 		t->mr_enforce = c->tenants[i].mr_check == CFG_MR_CHECK_ENFORCE;
+		t->slot = OVL_NONE;
 	}
 	for (uint32_t i = 0; i < c->n_ports; i++) {
 		const struct cfg_port *cp = &c->ports[i];
@@ -257,6 +258,7 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		cn->l_port = le->port;
 		cn->hairpin = r->local;
 		cn->l_type = l->type;
+		cn->state = OVL_NONE;
 		cn->rate_bps = c->qps[i].rate.set ? c->qps[i].rate.bps : 0;
 		memcpy(cn->l_vip, le->vip.b, ip_len(&le->vip));
 		memcpy(cn->l_mac, le->mac, 6);

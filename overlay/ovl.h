@@ -15,7 +15,9 @@
  *   memory:       (tenant, owner vip, rkey)    -> mr
  *   endpoints:    (tenant, vip)                -> endpoint
  *
- * Ownership: an ovl is immutable once built.  The data plane publishes it to
+ * Ownership: an ovl is immutable once published.  Its owner (the data plane)
+ * fills in the stable ids (ovl_tenant.slot, ovl_conn.state) between build
+ * and publication; ovl_build() leaves them OVL_NONE.  The data plane publishes it to
  * the forwarding lcores and frees it after they have all moved on (RCU); the
  * per-connection dynamic state lives outside it, in the data plane.
  */
@@ -89,6 +91,7 @@ struct ovl_tenant {
 	uint32_t n_local_qps;     /* of which on this host */
 	struct cfg_rate rate;
 	bool mr_enforce;
+	uint32_t slot;            /* the owner's stable id across configurations */
 };
 
 struct ovl_endpoint {
@@ -133,6 +136,7 @@ struct ovl_conn {
 	struct ovl_rewrite ingress; /* R's frames delivered to L */
 	uint32_t l, r;            /* qp indices: L local, R its peer */
 	uint64_t rate_bps;        /* configured cap of L, 0 if none */
+	uint32_t state;           /* the owner's stable id of its dynamic state */
 };
 
 struct ovl_mr {

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Configuration changes while forwarding: load and build off the lcores,
+ * carry every surviving connection's and tenant's dynamic state over by its
+ * stable id, publish with one atomic store, and free the old overlay after
+ * an RCU grace period.  Also the control thread that serves SIGHUP.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "dp.h"
+
+#define STATE_CHUNK (1u << DP_STATE_CHUNK_SHIFT)
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void
+report_error(struct dp_reload_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+report_error(struct dp_reload_report *rep, const char *fmt, ...)
+{
+	char **msg = realloc(rep->errs.msg, sizeof(*msg) * (rep->errs.n + 1));
+	va_list ap;
+
+	if (!msg)
+		return;
+	rep->errs.msg = msg;
+	va_start(ap, fmt);
+	if (vasprintf(&msg[rep->errs.n], fmt, ap) >= 0)
+		rep->errs.n++;
+	va_end(ap);
+}
+
+/* A zeroed connection state id, or OVL_NONE when all are in use. */
+static uint32_t
+state_alloc(void)
+{
+	uint32_t id;
+
+	if (dp.n_free_states) {
+		id = dp.free_states[--dp.n_free_states];
+	} else {
+		uint32_t chunk = dp.n_states >> DP_STATE_CHUNK_SHIFT;
+
+		if (chunk >= DP_STATE_CHUNKS)
+			return OVL_NONE;
+		if (!dp.conn_chunks[chunk]) {
+			dp.conn_chunks[chunk] = rte_zmalloc("conn_state", sizeof(struct dp_conn_state) * STATE_CHUNK,
+							    RTE_CACHE_LINE_SIZE);
+			if (!dp.conn_chunks[chunk])
+				return OVL_NONE;
+		}
+		/* The free stack can hold every id handed out. */
+		if ((dp.n_states & (STATE_CHUNK - 1)) == 0) {
+			uint32_t *f = realloc(dp.free_states, sizeof(*f) * (dp.n_states + STATE_CHUNK));
+
+			if (!f)
+				return OVL_NONE;
+			dp.free_states = f;
+		}
+		id = dp.n_states++;
+	}
+	memset(dp_conn_state(id), 0, sizeof(struct dp_conn_state));
+	return id;
+}
+
+static void
+state_release(uint32_t id)
+{
+	dp.free_states[dp.n_free_states++] = id;
+}
+
+static uint32_t
+tenant_slot_alloc(void)
+{
+	for (uint32_t s = 0; s < DP_MAX_TENANTS; s++) {
+		if (dp.tenant_used[s])
+			continue;
+		dp.tenant_used[s] = true;
+		for (uint16_t l = 0; l < dp.n_lcores; l++)
+			if (dp.lcores[l].tenant_stats)
+				memset(&dp.lcores[l].tenant_stats[s], 0, sizeof(struct dp_tenant_stats));
+		return s;
+	}
+	return OVL_NONE;
+}
+
+/* The running process cannot add, remove or re-map ports. */
+static bool
+ports_changed(const struct cfg *old, const struct cfg *c, struct dp_reload_report *rep)
+{
+	bool bad = false;
+
+	if (old->n_ports != c->n_ports) {
+		report_error(rep, "%s: ports: %u ports where the running switch has %u; ports cannot be added "
+			     "or removed while it runs", c->path, c->n_ports, old->n_ports);
+		return true;
+	}
+	for (uint32_t i = 0; i < c->n_ports; i++) {
+		if (strcmp(old->ports[i].name, c->ports[i].name)) {
+			report_error(rep, "%s: ports[%u].name: \"%s\" where the running switch has \"%s\"", c->path,
+				     i, c->ports[i].name, old->ports[i].name);
+			bad = true;
+		}
+		if (strcmp(old->ports[i].device, c->ports[i].device)) {
+			report_error(rep, "%s: ports[%u].device: \"%s\" where the running switch has \"%s\"; "
+				     "devices cannot change while it runs", c->path, i, c->ports[i].device,
+				     old->ports[i].device);
+			bad = true;
+		}
+		if (old->ports[i].role != c->ports[i].role) {
+			report_error(rep, "%s: ports[%u].role: cannot change while the switch runs", c->path, i);
+			bad = true;
+		}
+	}
+	return bad;
+}
+
+static uint32_t
+old_tenant_index(const struct ovl *old, const char *name)
+{
+	for (uint32_t t = 0; old && t < old->n_tenants; t++)
+		if (!strcmp(old->tenants[t].name, name))
+			return t;
+	return OVL_NONE;
+}
+
+/*
+ * Give every tenant and connection of @o its stable id: the one it had in
+ * @old when it is the same (tenants by name; connections by tenant, local
+ * vIP and vQPN, and remote vIP and vQPN), else a fresh one.  Marks in
+ * @kept_conn and @kept_tenant what of @old survives.  On failure the fresh
+ * ids go back and @old keeps its own.
+ */
+static int
+assign_ids(struct ovl *o, const struct ovl *old, uint8_t *kept_conn, uint8_t *kept_tenant,
+	   struct dp_reload_report *rep)
+{
+	uint32_t *tmap = calloc(o->n_tenants + 1, sizeof(*tmap));
+	uint8_t *fresh_t = calloc(o->n_tenants + 1, 1), *fresh_c = calloc(o->n_conns + 1, 1);
+
+	if (!tmap || !fresh_t || !fresh_c)
+		goto fail;
+	for (uint32_t t = 0; t < o->n_tenants; t++) {
+		uint32_t ot = old_tenant_index(old, o->tenants[t].name);
+
+		tmap[t] = ot;
+		if (ot != OVL_NONE) {
+			o->tenants[t].slot = old->tenants[ot].slot;
+			kept_tenant[ot] = 1;
+			continue;
+		}
+		o->tenants[t].slot = tenant_slot_alloc();
+		if (o->tenants[t].slot == OVL_NONE)
+			goto fail;
+		fresh_t[t] = 1;
+		rep->tenants_added++;
+	}
+	for (uint32_t i = 0; i < o->n_conns; i++) {
+		struct ovl_conn *c = &o->conns[i];
+		const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
+		const struct ovl_endpoint *re = &o->endpoints[r->endpoint];
+		uint32_t ot = tmap[c->tenant], v;
+
+		v = ot == OVL_NONE ? OVL_NONE :
+		    ovl_lookup_tenant(old, ot, re->vip.b, re->vip.ver == 6 ? 16 : 4, r->vqpn);
+		if (v != OVL_NONE && !(v & OVL_V_QP)) {
+			const struct ovl_conn *oc = &old->conns[OVL_V_IDX(v)];
+
+			if (old->qps[oc->l].vqpn == l->vqpn && !memcmp(oc->l_vip, c->l_vip, sizeof(c->l_vip))) {
+				c->state = oc->state;
+				kept_conn[OVL_V_IDX(v)] = 1;
+				if (memcmp(&oc->egress, &c->egress, sizeof(c->egress)) ||
+				    memcmp(&oc->ingress, &c->ingress, sizeof(c->ingress)) ||
+				    oc->rate_bps != c->rate_bps || memcmp(oc->l_mac, c->l_mac, 6))
+					rep->conns_changed++;
+				else
+					rep->conns_kept++;
+				continue;
+			}
+		}
+		c->state = state_alloc();
+		if (c->state == OVL_NONE)
+			goto fail;
+		fresh_c[i] = 1;
+		rep->conns_added++;
+	}
+	free(tmap);
+	free(fresh_t);
+	free(fresh_c);
+	return 0;
+fail:
+	report_error(rep, "%s: more tenants (%u at most) or connections than the switch can track",
+		     o->cfg->path, DP_MAX_TENANTS);
+	for (uint32_t i = 0; fresh_c && i < o->n_conns; i++)
+		if (fresh_c[i])
+			state_release(o->conns[i].state);
+	for (uint32_t t = 0; fresh_t && t < o->n_tenants; t++)
+		if (fresh_t[t])
+			dp.tenant_used[o->tenants[t].slot] = false;
+	free(tmap);
+	free(fresh_t);
+	free(fresh_c);
+	return -1;
+}
+
+int
+dp_config_apply(const char *path, struct dp_reload_report *rep)
+{
+	double t0 = now_ms(), t1, t2;
+	struct cfg *c;
+	struct ovl *o = NULL, *old;
+	uint8_t *kept_conn = NULL, *kept_tenant = NULL;
+	char err[512];
+
+	memset(rep, 0, sizeof(*rep));
+	c = cfg_load_file(path, &rep->errs);
+	if (!c)
+		return -1;
+	t1 = now_ms();
+	rep->load_ms = t1 - t0;
+
+	pthread_mutex_lock(&dp.ctl_lock);
+	old = dp.ovl;
+	rep->qps_before = old ? old->n_qps : 0;
+	rep->mrs_before = old ? old->n_mrs : 0;
+	if (old && ports_changed(dp.cfg, c, rep))
+		goto reject;
+	o = ovl_build(c, err, sizeof(err));
+	if (!o) {
+		report_error(rep, "%s: %s", path, err);
+		goto reject;
+	}
+	kept_conn = calloc(old ? old->n_conns + 1 : 1, 1);
+	kept_tenant = calloc(old ? old->n_tenants + 1 : 1, 1);
+	if (!kept_conn || !kept_tenant) {
+		report_error(rep, "%s: out of memory", path);
+		goto reject;
+	}
+	if (assign_ids(o, old, kept_conn, kept_tenant, rep) < 0)
+		goto reject;
+	t2 = now_ms();
+	rep->build_ms = t2 - t1;
+	rep->qps_after = o->n_qps;
+	rep->mrs_after = o->n_mrs;
+
+	struct cfg *old_cfg = dp.cfg;
+
+	dp.cfg = c;
+	__atomic_store_n(&dp.ovl, o, __ATOMIC_RELEASE);
+	if (old) {
+		/* Every lcore has finished its iteration on @old: nobody sees it. */
+		rte_rcu_qsbr_synchronize(dp.qsv, RTE_QSBR_THRID_INVALID);
+		for (uint32_t i = 0; i < old->n_conns; i++)
+			if (!kept_conn[i]) {
+				state_release(old->conns[i].state);
+				rep->conns_removed++;
+			}
+		for (uint32_t t = 0; t < old->n_tenants; t++)
+			if (!kept_tenant[t]) {
+				dp.tenant_used[old->tenants[t].slot] = false;
+				rep->tenants_removed++;
+			}
+		ovl_free(old);
+		cfg_free(old_cfg);
+	}
+	if (!dp.config_path || strcmp(dp.config_path, path)) {
+		free(dp.config_path);
+		dp.config_path = strdup(path);
+	}
+	rep->publish_ms = now_ms() - t2;
+	rep->applied = true;
+	pthread_mutex_unlock(&dp.ctl_lock);
+	free(kept_conn);
+	free(kept_tenant);
+	return 0;
+
+reject:
+	pthread_mutex_unlock(&dp.ctl_lock);
+	ovl_free(o);
+	cfg_free(c);
+	free(kept_conn);
+	free(kept_tenant);
+	return -1;
+}
+
+void
+dp_reload_report_free(struct dp_reload_report *rep)
+{
+	cfg_errors_clear(&rep->errs);
+}
+
+int
+dp_reload_report_json(const struct dp_reload_report *rep, char *buf, size_t len)
+{
+	size_t n;
+
+	if (!rep->applied) {
+		n = (size_t)snprintf(buf, len, "{\"result\": \"rejected\", \"errors\": [");
+		for (uint32_t i = 0; i < rep->errs.n && n < len; i++) {
+			n += (size_t)snprintf(buf + n, len - n, "%s\"", i ? ", " : "");
+			for (const char *p = rep->errs.msg[i]; *p && n + 2 < len; p++) {
+				if (*p == '"' || *p == '\\')
+					buf[n++] = '\\';
+				buf[n++] = *p;
+			}
+			n += (size_t)snprintf(buf + n, len > n ? len - n : 0, "\"");
+		}
+		if (n < len)
+			snprintf(buf + n, len - n, "]}");
+		return 0;
+	}
+	snprintf(buf, len,
+		 "{\"result\": \"applied\", \"connections\": {\"added\": %u, \"removed\": %u, \"changed\": %u, "
+		 "\"kept\": %u}, \"tenants\": {\"added\": %u, \"removed\": %u}, \"qps\": {\"before\": %u, "
+		 "\"after\": %u}, \"mrs\": {\"before\": %u, \"after\": %u}, \"load_ms\": %.3f, \"build_ms\": %.3f, "
+		 "\"publish_ms\": %.3f}",
+		 rep->conns_added, rep->conns_removed, rep->conns_changed, rep->conns_kept, rep->tenants_added,
+		 rep->tenants_removed, rep->qps_before, rep->qps_after, rep->mrs_before, rep->mrs_after,
+		 rep->load_ms, rep->build_ms, rep->publish_ms);
+	return 0;
+}
+
+void
+dp_state_free_all(void)
+{
+	for (uint32_t i = 0; i < DP_STATE_CHUNKS; i++) {
+		rte_free(dp.conn_chunks[i]);
+		dp.conn_chunks[i] = NULL;
+	}
+	free(dp.free_states);
+	dp.free_states = NULL;
+	dp.n_free_states = dp.n_states = 0;
+}
+
+/* The control thread: SIGHUP only sets a flag; the reload runs here. */
+static volatile sig_atomic_t reload_wanted;
+static volatile bool control_stop;
+static pthread_t control_tid;
+static bool control_running;
+
+void
+dp_reload_request(void)
+{
+	reload_wanted = 1;
+}
+
+static void *
+control_main(void *arg)
+{
+	RTE_SET_USED(arg);
+	while (!control_stop) {
+		struct dp_reload_report rep;
+		char path[4096], out[8192];
+
+		usleep(10000);
+		if (!reload_wanted)
+			continue;
+		reload_wanted = 0;
+		pthread_mutex_lock(&dp.ctl_lock);
+		snprintf(path, sizeof(path), "%s", dp.config_path);
+		pthread_mutex_unlock(&dp.ctl_lock);
+		dp_config_apply(path, &rep);
+		dp_reload_report_json(&rep, out, sizeof(out));
+		fprintf(stderr, "reload %s: %s\n", path, out);
+		dp_reload_report_free(&rep);
+	}
+	return NULL;
+}
+
+int
+dp_control_start(void)
+{
+	int rc = rte_ctrl_thread_create(&control_tid, "roce-ctl", NULL, control_main, NULL);
+
+	control_running = rc == 0;
+	return rc;
+}
+
+void
+dp_control_stop(void)
+{
+	if (!control_running)
+		return;
+	control_stop = true;
+	pthread_join(control_tid, NULL);
+	control_running = false;
+}
