@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The configuration file (DESIGN.md, "Configuration schema, version 1"),
+ * loaded from JSON into plain, validated structures.
+ *
+ * cfg_load_file() and cfg_load_string() either return a configuration in
+ * which every cross reference has been resolved to an array index and every
+ * rule of the schema holds, or return NULL and describe every problem they
+ * found as one line each in a struct cfg_errors. Nothing here depends on
+ * DPDK; the library needs only libc (it reads JSON itself: cfg_json.h).
+ */
+#ifndef CFG_H
+#define CFG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The only schema version this code reads. */
+#define CFG_VERSION 1
+/* The RoCEv2 UDP destination port, used when "udp_port" is absent. */
+#define CFG_DEFAULT_UDP_PORT 4791
+/* A tenant's "max_qps" when the file does not give one. */
+#define CFG_DEFAULT_MAX_QPS 65536
+/* Largest QPN: QPNs are 24-bit. QPN 0 and 1 are reserved (SMI and GSI). */
+#define CFG_QPN_MAX 0xffffffu
+#define CFG_QPN_FIRST 2u
+/* Largest VNI: VNIs are 24-bit. */
+#define CFG_VNI_MAX 0xffffffu
+/* Room for any address that cfg_ip_format() writes, with its NUL. */
+#define CFG_IP_STRLEN 46
+/* At most this many messages are kept; one more line counts the rest. */
+#define CFG_ERRORS_MAX 1000
+
+enum cfg_ip_ver { CFG_IPV4 = 4, CFG_IPV6 = 6 };
+
+/* An IPv4 or IPv6 address. IPv4 is in b[0..3], network order, rest zero. */
+struct cfg_ip {
+	uint8_t ver;    /* enum cfg_ip_ver */
+	uint8_t b[16];
+};
+
+/*
+ * A rate cap. "gbps" (a number, may be fractional) becomes bits per second.
+ * burst_bytes is 0 when the file gives none: the user of the struct chooses
+ * the default then.
+ */
+struct cfg_rate {
+	bool set;
+	uint64_t bps;
+	uint64_t burst_bytes;
+};
+
+enum cfg_port_role { CFG_ROLE_UPLINK, CFG_ROLE_TENANT };
+
+struct cfg_port {
+	char *name;
+	char *device;           /* DPDK device name, probed by EAL */
+	enum cfg_port_role role;
+	bool has_ip;            /* always true on uplinks, false on tenant ports */
+	struct cfg_ip ip;
+	uint8_t mac[6];
+	bool has_gateway_mac;   /* uplinks only */
+	uint8_t gateway_mac[6];
+	int tenant;             /* index into tenants, -1 for an uplink */
+};
+
+enum cfg_mr_check { CFG_MR_CHECK_OFF, CFG_MR_CHECK_ENFORCE };
+
+struct cfg_tenant {
+	char *name;
+	uint32_t vni;           /* 24-bit, unique among tenants */
+	uint32_t max_qps;       /* CFG_DEFAULT_MAX_QPS unless given */
+	struct cfg_rate rate;
+	enum cfg_mr_check mr_check;
+	uint32_t n_qps;         /* QPs of this tenant in the file */
+};
+
+/* A tenant's virtual IP and the host that runs it (the vGID to GID map). */
+struct cfg_endpoint {
+	int tenant;             /* index into tenants */
+	struct cfg_ip vip;
+	struct cfg_ip host;     /* may be of another IP version than vip */
+	int port;               /* index into ports, -1 if remote (no port given) */
+	bool has_mac;           /* always true when port >= 0 */
+	uint8_t mac[6];
+};
+
+enum cfg_qp_type { CFG_QP_RC, CFG_QP_UC, CFG_QP_UD };
+
+struct cfg_qp {
+	int tenant;             /* index into tenants */
+	struct cfg_ip vip;
+	uint32_t vqpn;          /* what the endpoint really uses */
+	uint32_t pqpn;          /* unique per host IP; what the fabric carries */
+	enum cfg_qp_type type;
+	bool has_peer;          /* true for RC and UC, false for UD */
+	struct cfg_ip peer_vip;
+	uint32_t peer_vqpn;
+	int peer;               /* index into qps of the peer, -1 if none */
+	int endpoint;           /* index of the endpoint (tenant, vip) */
+	struct cfg_rate rate;
+};
+
+enum {
+	CFG_ACC_REMOTE_READ = 1,
+	CFG_ACC_REMOTE_WRITE = 2,
+	CFG_ACC_REMOTE_ATOMIC = 4,
+};
+
+/*
+ * A memory region: (rkey, addr, length) as advertised to peers, and what the
+ * owner's endpoint really registered (target_rkey, target_addr).
+ */
+struct cfg_mr {
+	int tenant;             /* index into tenants */
+	struct cfg_ip vip;
+	int endpoint;           /* index of the endpoint (tenant, vip) */
+	uint32_t rkey;
+	uint64_t addr;
+	uint64_t length;        /* > 0; neither window wraps around 2^64 */
+	uint32_t target_rkey;
+	uint64_t target_addr;
+	uint32_t access;        /* CFG_ACC_* bits, at least one */
+};
+
+struct cfg_neighbor {
+	struct cfg_ip ip;
+	uint8_t mac[6];
+};
+
+struct cfg_dcqcn {
+	bool enabled;           /* default false */
+	char *profile;          /* "nvidia" (default) or "paper" */
+};
+
+struct cfg_offload {
+	bool enabled;           /* default false */
+};
+
+/* A whole configuration. Everything it points to is owned by it. */
+struct cfg {
+	char *path;             /* file name as given */
+	int version;            /* CFG_VERSION */
+	uint16_t udp_port;      /* "udp_port", default CFG_DEFAULT_UDP_PORT */
+	struct cfg_port *ports;
+	uint32_t n_ports;
+	struct cfg_tenant *tenants;
+	uint32_t n_tenants;
+	struct cfg_endpoint *endpoints;
+	uint32_t n_endpoints;
+	struct cfg_qp *qps;
+	uint32_t n_qps;
+	struct cfg_mr *mrs;
+	uint32_t n_mrs;
+	struct cfg_neighbor *neighbors;
+	uint32_t n_neighbors;
+	struct cfg_dcqcn dcqcn;
+	struct cfg_offload offload;
+};
+
+/*
+ * Messages from a failed load, each a complete line without its newline:
+ * "FILE:LINE:COL: syntax error: TEXT" or "FILE: JSON.PATH: message".
+ * Zero-initialise before first use; release with cfg_errors_clear().
+ */
+struct cfg_errors {
+	uint32_t n;
+	char **msg;
+};
+
+/*
+ * Load and validate the file at @path. Returns NULL on any error, after
+ * appending every error found to @errs (which may be NULL), in file order
+ * where practical. The result is released with cfg_free().
+ */
+struct cfg *cfg_load_file(const char *path, struct cfg_errors *errs);
+
+/* As cfg_load_file(), from a NUL-terminated string; @name replaces FILE. */
+struct cfg *cfg_load_string(const char *json, const char *name, struct cfg_errors *errs);
+
+/* Release @c and everything it owns. NULL is allowed. */
+void cfg_free(struct cfg *c);
+
+/* Release the messages in @e and make it empty again. */
+void cfg_errors_clear(struct cfg_errors *e);
+
+/* Write each message of @e to @f, one per line. */
+void cfg_errors_print(const struct cfg_errors *e, FILE *f);
+
+/*
+ * Parse IPv4 dotted quad or IPv6 text (as inet_pton()) into @ip.
+ * Returns 0 on success, -1 if @s is neither.
+ */
+int cfg_ip_parse(const char *s, struct cfg_ip *ip);
+
+/*
+ * Write @ip as text into @buf of @len bytes (CFG_IP_STRLEN is always enough).
+ * Returns the length written without the NUL, or -1 if it does not fit or
+ * @ip has no valid version.
+ */
+int cfg_ip_format(const struct cfg_ip *ip, char *buf, size_t len);
+
+/* True if @a and @b are the same version and the same address. */
+bool cfg_ip_equal(const struct cfg_ip *a, const struct cfg_ip *b);
+
+/* Parse "xx:xx:xx:xx:xx:xx" (hex, either case). Returns 0, or -1 if malformed. */
+int cfg_mac_parse(const char *s, uint8_t mac[6]);
+
+/* The port called @name, or NULL. */
+const struct cfg_port *cfg_port_by_name(const struct cfg *c, const char *name);
+
+/* Index of the tenant called @name, or -1 if absent. */
+int cfg_tenant_index(const struct cfg *c, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CFG_H */

@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Messages, JSON paths and the table-driven field parser (see cfg_priv.h).
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg_priv.h"
+
+/* Longest message kept; longer ones are cut (names in them are user text). */
+#define CFG_MSG_MAX 512
+
+const char *
+cfg_ip_str(const struct cfg_ip *ip, char buf[CFG_IP_STRLEN])
+{
+	if (cfg_ip_format(ip, buf, CFG_IP_STRLEN) < 0)
+		snprintf(buf, CFG_IP_STRLEN, "(invalid address)");
+	return buf;
+}
+
+/* Append the text of @p to @buf at *@pos, bounded by @len. */
+static void
+path_render(const struct cfg_path *p, char *buf, size_t len, size_t *pos)
+{
+	int w;
+
+	if (p == NULL)
+		return;
+	path_render(p->up, buf, len, pos);
+	if (*pos >= len)
+		return;
+	if (p->key != NULL)
+		w = snprintf(buf + *pos, len - *pos, "%s%s", *pos > 0 ? "." : "", p->key);
+	else
+		w = snprintf(buf + *pos, len - *pos, "[%" PRIu32 "]", p->idx);
+	if (w > 0)
+		*pos += (size_t)w;
+}
+
+static void
+msg_push(struct cfg_ld *ld, char *text)
+{
+	struct cfg_msg *m;
+
+	/*
+	 * A message must stay one line whatever the file holds: names and keys
+	 * are user text, and syntax errors quote the offending token.
+	 */
+	for (char *s = text; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+
+	if (ld->n_msg == ld->cap_msg) {
+		uint64_t cap = ld->cap_msg ? ld->cap_msg * 2 : 16;
+
+		m = realloc(ld->msg, cap * sizeof(*m));
+		if (m == NULL) {
+			ld->oom = true;
+			free(text);
+			return;
+		}
+		ld->msg = m;
+		ld->cap_msg = cap;
+	}
+	m = &ld->msg[ld->n_msg];
+	m->rank = ld->rank;
+	m->rec = ld->rec;
+	m->seq = ld->n_msg;
+	m->text = text;
+	ld->n_msg++;
+}
+
+static void
+msg_vadd(struct cfg_ld *ld, const char *prefix, const char *fmt, va_list ap)
+{
+	char *text = malloc(CFG_MSG_MAX);
+	size_t pos;
+	int w;
+
+	if (text == NULL) {
+		ld->oom = true;
+		return;
+	}
+	w = snprintf(text, CFG_MSG_MAX, "%s", prefix);
+	pos = w > 0 ? (size_t)w : 0;
+	if (pos < CFG_MSG_MAX)
+		vsnprintf(text + pos, CFG_MSG_MAX - pos, fmt, ap);
+	msg_push(ld, text);
+}
+
+void
+cfg_err(struct cfg_ld *ld, const struct cfg_path *path, const char *fmt, ...)
+{
+	char prefix[CFG_MSG_MAX], where[CFG_MSG_MAX];
+	size_t pos = 0;
+	va_list ap;
+
+	where[0] = '\0';
+	path_render(path, where, sizeof(where), &pos);
+	snprintf(prefix, sizeof(prefix), "%s: %s%s", ld->name, where, pos > 0 ? ": " : "");
+	va_start(ap, fmt);
+	msg_vadd(ld, prefix, fmt, ap);
+	va_end(ap);
+}
+
+void
+cfg_err_raw(struct cfg_ld *ld, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg_vadd(ld, "", fmt, ap);
+	va_end(ap);
+}
+
+/* Write the list of allowed names as "a", "b", "c" for a message. */
+static const char *
+names_str(const char *const *names, char *buf, size_t len)
+{
+	size_t pos = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; names[i] != NULL && pos < len; i++) {
+		int w = snprintf(buf + pos, len - pos, "%s\"%s\"", i ? ", " : "", names[i]);
+
+		if (w < 0)
+			break;
+		pos += (size_t)w;
+	}
+	return buf;
+}
+
+static int
+names_find(const char *const *names, const char *s)
+{
+	for (int i = 0; names[i] != NULL; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* The shortest text that reads back as @d, as in "2.5" or "1e-12". */
+static const char *
+real_str(double d, char *buf, size_t len)
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return buf;
+}
+
+static int
+hex_digit(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+bool
+cfg_num_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path, uint64_t *out)
+{
+	if (cfg_j_is_int(v)) {
+		if (v->neg) {
+			if (v->big)
+				cfg_err(ld, path, "negative integer is not allowed");
+			else
+				cfg_err(ld, path, "-%" PRIu64 " is negative", v->v.u);
+			return false;
+		}
+		if (v->big) {
+			cfg_err(ld, path, "integer does not fit in 64 bits");
+			return false;
+		}
+		*out = v->v.u;
+		return true;
+	}
+	if (cfg_j_is_real(v)) {
+		char txt[32];
+
+		cfg_err(ld, path, "expected an integer, not the real number %s",
+			real_str(v->v.d, txt, sizeof(txt)));
+		return false;
+	}
+	if (cfg_j_is_str(v)) {
+		const char *s = v->v.s;
+		uint64_t x = 0;
+		size_t i;
+
+		if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) {
+			cfg_err(ld, path, "\"%.64s\" is not a number "
+				"(use an integer or a \"0x\" hex string)", s);
+			return false;
+		}
+		for (i = 2; s[i] != '\0'; i++) {
+			int d = hex_digit(s[i]);
+
+			if (d < 0) {
+				cfg_err(ld, path, "\"%.64s\" is not a hex number", s);
+				return false;
+			}
+			if (x > (UINT64_MAX >> 4)) {
+				cfg_err(ld, path, "\"%.64s\" does not fit in 64 bits", s);
+				return false;
+			}
+			x = x << 4 | (uint64_t)d;
+		}
+		if (i == 2) {
+			cfg_err(ld, path, "\"%s\" has no hex digits", s);
+			return false;
+		}
+		*out = x;
+		return true;
+	}
+	cfg_err(ld, path, "expected an integer or a \"0x\" hex string");
+	return false;
+}
+
+/* The number as the file wrote it, for messages about its range. */
+static const char *
+num_text(const struct cfg_jv *v, uint64_t x, char *buf, size_t len)
+{
+	if (cfg_j_is_str(v))
+		snprintf(buf, len, "%.64s", v->v.s);
+	else
+		snprintf(buf, len, "%" PRIu64, x);
+	return buf;
+}
+
+static bool
+parse_uint(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
+	   const struct cfg_path *path, void *at)
+{
+	uint64_t max = f->max;
+	char txt[80];
+	uint64_t x;
+
+	if (max == 0)
+		max = f->size >= 8 ? UINT64_MAX : (1ull << (8 * f->size)) - 1;
+	if (!cfg_num_parse(ld, v, path, &x))
+		return false;
+	if (x > max) {
+		cfg_err(ld, path, "%s is out of range (max %" PRIu64 ")",
+			num_text(v, x, txt, sizeof(txt)), max);
+		return false;
+	}
+	if (x < f->min) {
+		if (f->min == 1)
+			cfg_err(ld, path, "must be greater than 0");
+		else
+			cfg_err(ld, path, "%s is out of range (min %" PRIu64 ")",
+				num_text(v, x, txt, sizeof(txt)), f->min);
+		return false;
+	}
+	switch (f->size) {
+	case 1: *(uint8_t *)at = (uint8_t)x; break;
+	case 2: *(uint16_t *)at = (uint16_t)x; break;
+	case 4: *(uint32_t *)at = (uint32_t)x; break;
+	default: *(uint64_t *)at = x; break;
+	}
+	return true;
+}
+
+static bool
+parse_qpn(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path, uint32_t *at)
+{
+	char txt[80];
+	uint64_t x;
+
+	if (!cfg_num_parse(ld, v, path, &x))
+		return false;
+	if (x > CFG_QPN_MAX) {
+		cfg_err(ld, path, "%s is out of range (QPNs are 24-bit, max %u)",
+			num_text(v, x, txt, sizeof(txt)), CFG_QPN_MAX);
+		return false;
+	}
+	if (x < CFG_QPN_FIRST) {
+		cfg_err(ld, path, "QPN %" PRIu64 " is reserved (QPNs 0 and 1 are special)", x);
+		return false;
+	}
+	*at = (uint32_t)x;
+	return true;
+}
+
+static bool
+parse_gbps(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path, uint64_t *at)
+{
+	double g, bps;
+	char txt[32];
+
+	if (cfg_j_is_int(v)) {
+		g = v->big ? 1e20 : (double)v->v.u;
+		if (v->neg)
+			g = -g;
+	} else if (cfg_j_is_real(v)) {
+		g = v->v.d;
+	} else if (cfg_j_is_str(v)) {
+		uint64_t x;
+
+		if (!cfg_num_parse(ld, v, path, &x))
+			return false;
+		g = (double)x;
+	} else {
+		cfg_err(ld, path, "expected a number of Gbit/s");
+		return false;
+	}
+	if (!(g > 0)) {
+		cfg_err(ld, path, "%s must be greater than 0", real_str(g, txt, sizeof(txt)));
+		return false;
+	}
+	bps = g * 1e9 + 0.5;
+	/* 2^64 is exactly representable; anything from there on does not fit. */
+	if (bps >= 18446744073709551616.0) {
+		cfg_err(ld, path, "%s is out of range", real_str(g, txt, sizeof(txt)));
+		return false;
+	}
+	if (bps < 1.0) {
+		cfg_err(ld, path, "%s is below 1 bit/s", real_str(g, txt, sizeof(txt)));
+		return false;
+	}
+	*at = (uint64_t)bps;
+	return true;
+}
+
+static bool
+parse_flags(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
+	    const struct cfg_path *path, uint32_t *at)
+{
+	char list[256];
+	uint32_t bits = 0;
+	bool ok = true;
+	if (!cfg_j_is_arr(v)) {
+		cfg_err(ld, path, "expected an array of %s",
+			names_str(f->names, list, sizeof(list)));
+		return false;
+	}
+	if (v->n == 0) {
+		cfg_err(ld, path, "must not be empty");
+		return false;
+	}
+	for (uint32_t i = 0; i < v->n; i++) {
+		const struct cfg_jv *e = cfg_j_at(v, i);
+		struct cfg_path ep = { .up = path, .key = NULL, .idx = i };
+		int k;
+
+		if (!cfg_j_is_str(e)) {
+			cfg_err(ld, &ep, "expected one of %s",
+				names_str(f->names, list, sizeof(list)));
+			ok = false;
+			continue;
+		}
+		k = names_find(f->names, e->v.s);
+		if (k < 0) {
+			cfg_err(ld, &ep, "\"%.64s\" is not one of %s", e->v.s,
+				names_str(f->names, list, sizeof(list)));
+			ok = false;
+		} else if (bits & (1u << k)) {
+			cfg_err(ld, &ep, "\"%s\" is listed twice", f->names[k]);
+			ok = false;
+		} else {
+			bits |= 1u << k;
+		}
+	}
+	if (ok)
+		*at = bits;
+	return ok;
+}
+
+bool
+cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
+		const struct cfg_path *path, void *dst)
+{
+	void *at = (char *)dst + f->off;
+	char list[256];
+	const char *s;
+	int k;
+
+	switch (f->kind) {
+	case CFG_F_STR:
+	case CFG_F_ENUM:
+	case CFG_F_TENANT:
+	case CFG_F_PORT:
+		if (!cfg_j_is_str(v)) {
+			cfg_err(ld, path, "expected a string");
+			return false;
+		}
+		s = v->v.s;
+		if (s[0] == '\0') {
+			cfg_err(ld, path, "must not be empty");
+			return false;
+		}
+		if (f->names != NULL) {
+			k = names_find(f->names, s);
+			if (k < 0) {
+				cfg_err(ld, path, "\"%.64s\" is not one of %s", s,
+					names_str(f->names, list, sizeof(list)));
+				return false;
+			}
+			if (f->kind == CFG_F_ENUM) {
+				*(int *)at = k;
+				return true;
+			}
+		}
+		if (f->kind == CFG_F_TENANT) {
+			k = cfg_ld_tenant_lookup(ld, s);
+			if (k < 0) {
+				if (!ld->quiet_tenants)
+					cfg_err(ld, path, "unknown tenant \"%.64s\"", s);
+				return false;
+			}
+			*(int *)at = k;
+			return true;
+		}
+		if (f->kind == CFG_F_PORT) {
+			k = cfg_ld_port_lookup(ld, s);
+			if (k < 0) {
+				if (!ld->quiet_ports)
+					cfg_err(ld, path, "unknown port \"%.64s\"", s);
+				return false;
+			}
+			*(int *)at = k;
+			return true;
+		}
+		{
+			char *copy = strdup(s);
+
+			if (copy == NULL) {
+				ld->oom = true;
+				return false;
+			}
+			free(*(char **)at);
+			*(char **)at = copy;
+		}
+		return true;
+	case CFG_F_BOOL:
+		if (!cfg_j_is_bool(v)) {
+			cfg_err(ld, path, "expected true or false");
+			return false;
+		}
+		*(bool *)at = v->v.u != 0;
+		return true;
+	case CFG_F_UINT:
+		return parse_uint(ld, f, v, path, at);
+	case CFG_F_QPN:
+		return parse_qpn(ld, v, path, at);
+	case CFG_F_GBPS:
+		return parse_gbps(ld, v, path, at);
+	case CFG_F_IP:
+		if (!cfg_j_is_str(v)) {
+			cfg_err(ld, path, "expected an IP address string");
+			return false;
+		}
+		if (cfg_ip_parse(v->v.s, at) < 0) {
+			cfg_err(ld, path, "\"%.64s\" is not an IPv4 or IPv6 address",
+				v->v.s);
+			return false;
+		}
+		return true;
+	case CFG_F_MAC:
+		if (!cfg_j_is_str(v)) {
+			cfg_err(ld, path, "expected a MAC address string");
+			return false;
+		}
+		if (cfg_mac_parse(v->v.s, at) < 0) {
+			cfg_err(ld, path, "\"%.64s\" is not a MAC address (xx:xx:xx:xx:xx:xx)",
+				v->v.s);
+			return false;
+		}
+		return true;
+	case CFG_F_FLAGS:
+		return parse_flags(ld, f, v, path, at);
+	case CFG_F_OBJECT: {
+		uint64_t ok, present;
+
+		if (!cfg_j_is_obj(v)) {
+			cfg_err(ld, path, "expected an object");
+			return false;
+		}
+		ok = cfg_obj_parse(ld, v, path, f->sub, f->n_sub, at, &present);
+		/* Valid when every key given is valid and none required is missing. */
+		for (unsigned i = 0; i < f->n_sub; i++)
+			if ((present & CFG_BIT(i)) ? !(ok & CFG_BIT(i)) : f->sub[i].required)
+				return false;
+		return true;
+	}
+	}
+	cfg_err(ld, path, "internal error: unknown field kind %d", (int)f->kind);
+	return false;
+}
+
+uint64_t
+cfg_obj_parse(struct cfg_ld *ld, const struct cfg_jv *obj, const struct cfg_path *path,
+	      const struct cfg_field *tab, unsigned n, void *dst, uint64_t *present)
+{
+	uint64_t seen = 0, ok = 0;
+	unsigned next = 0;
+
+	for (uint32_t m = 0; m < obj->n; m++) {
+		const struct cfg_jv *v = cfg_j_at(obj, m);
+		const char *key = v->key;
+		struct cfg_path kp = { .up = path, .key = key };
+		unsigned i = n;
+
+		/*
+		 * Files usually list keys in the table's order, so the search
+		 * starts at the row after the last match: one compare per key.
+		 */
+		for (unsigned k = 0; k < n; k++) {
+			unsigned r = (next + k) % n;
+
+			if (tab[r].key[0] == key[0] && strcmp(tab[r].key, key) == 0) {
+				i = r;
+				next = r + 1;
+				break;
+			}
+		}
+		if (i == n) {
+			cfg_err(ld, &kp, "unknown key");
+			continue;
+		}
+		seen |= CFG_BIT(i);
+		if (tab[i].has != 0)
+			*(bool *)((char *)dst + tab[i].has - 1) = true;
+		if (cfg_value_parse(ld, &tab[i], v, &kp, dst))
+			ok |= CFG_BIT(i);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (tab[i].required && !(seen & CFG_BIT(i))) {
+			struct cfg_path kp = { .up = path, .key = tab[i].key };
+
+			cfg_err(ld, &kp, "missing required key");
+		}
+	}
+	if (present != NULL)
+		*present = seen;
+	return ok;
+}

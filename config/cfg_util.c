@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Addresses, error lists, lookups on a loaded configuration, and cfg_free().
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+
+int
+cfg_ip_parse(const char *s, struct cfg_ip *ip)
+{
+	struct cfg_ip r;
+
+	memset(&r, 0, sizeof(r));
+	if (s == NULL)
+		return -1;
+	if (inet_pton(AF_INET, s, r.b) == 1)
+		r.ver = CFG_IPV4;
+	else if (inet_pton(AF_INET6, s, r.b) == 1)
+		r.ver = CFG_IPV6;
+	else
+		return -1;
+	*ip = r;
+	return 0;
+}
+
+int
+cfg_ip_format(const struct cfg_ip *ip, char *buf, size_t len)
+{
+	char tmp[CFG_IP_STRLEN];
+	size_t n;
+
+	if (ip->ver == CFG_IPV4) {
+		if (inet_ntop(AF_INET, ip->b, tmp, sizeof(tmp)) == NULL)
+			return -1;
+	} else if (ip->ver == CFG_IPV6) {
+		if (inet_ntop(AF_INET6, ip->b, tmp, sizeof(tmp)) == NULL)
+			return -1;
+	} else {
+		return -1;
+	}
+	n = strlen(tmp);
+	if (buf == NULL || n >= len)
+		return -1;
+	memcpy(buf, tmp, n + 1);
+	return (int)n;
+}
+
+bool
+cfg_ip_equal(const struct cfg_ip *a, const struct cfg_ip *b)
+{
+	if (a->ver != b->ver)
+		return false;
+	return memcmp(a->b, b->b, a->ver == CFG_IPV4 ? 4 : 16) == 0;
+}
+
+static int
+hex_nibble(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+int
+cfg_mac_parse(const char *s, uint8_t mac[6])
+{
+	uint8_t m[6];
+
+	if (s == NULL || strlen(s) != 17)
+		return -1;
+	for (int i = 0; i < 6; i++) {
+		int hi = hex_nibble(s[3 * i]);
+		int lo = hex_nibble(s[3 * i + 1]);
+
+		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
+			return -1;
+		m[i] = (uint8_t)(hi << 4 | lo);
+	}
+	memcpy(mac, m, 6);
+	return 0;
+}
+
+void
+cfg_errors_clear(struct cfg_errors *e)
+{
+	if (e == NULL)
+		return;
+	for (uint32_t i = 0; i < e->n; i++)
+		free(e->msg[i]);
+	free(e->msg);
+	e->msg = NULL;
+	e->n = 0;
+}
+
+void
+cfg_errors_print(const struct cfg_errors *e, FILE *f)
+{
+	if (e == NULL)
+		return;
+	for (uint32_t i = 0; i < e->n; i++)
+		fprintf(f, "%s\n", e->msg[i]);
+}
+
+const struct cfg_port *
+cfg_port_by_name(const struct cfg *c, const char *name)
+{
+	if (c == NULL || name == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < c->n_ports; i++)
+		if (c->ports[i].name != NULL && strcmp(c->ports[i].name, name) == 0)
+			return &c->ports[i];
+	return NULL;
+}
+
+int
+cfg_tenant_index(const struct cfg *c, const char *name)
+{
+	if (c == NULL || name == NULL)
+		return -1;
+	for (uint32_t i = 0; i < c->n_tenants; i++)
+		if (c->tenants[i].name != NULL && strcmp(c->tenants[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+void
+cfg_free(struct cfg *c)
+{
+	if (c == NULL)
+		return;
+	for (uint32_t i = 0; i < c->n_ports; i++) {
+		free(c->ports[i].name);
+		free(c->ports[i].device);
+	}
+	for (uint32_t i = 0; i < c->n_tenants; i++)
+		free(c->tenants[i].name);
+	free(c->ports);
+	free(c->tenants);
+	free(c->endpoints);
+	free(c->qps);
+	free(c->mrs);
+	free(c->neighbors);
+	free(c->dcqcn.profile);
+	free(c->path);
+	free(c);
+}
