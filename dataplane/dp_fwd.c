@@ -320,8 +320,18 @@ ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t *d
 	}
 	frame_finish(data, pkt, &d);
 	*out_port = re->out_port;
-	lc->tenant_stats[o->tenants[r->tenant].slot].egress_pkts++;
-	lc->tenant_stats[o->tenants[r->tenant].slot].egress_bytes += pkt->frame_len;
+
+	struct dp_tenant_stats *ts = &lc->tenant_stats[o->tenants[r->tenant].slot];
+
+	ts->egress_pkts++;
+	ts->egress_bytes += pkt->frame_len;
+	if (r->local) {
+		ts->ingress_pkts++;
+		ts->ingress_bytes += pkt->frame_len;
+		lc->stats.fwd_hairpin++;
+	} else {
+		lc->stats.fwd_egress++;
+	}
 	return DP_DROP_NONE;
 }
 
@@ -340,8 +350,10 @@ ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct
 	lc->cur_tenant = o->tenants[l->tenant].slot;
 	if (!deth)
 		return DP_DROP_TYPE_MISMATCH;
+	/* The sender is a remote QP of the same tenant; local ones use the hairpin. */
 	v = ovl_lookup_fabric(o, ip_src(data, pkt), ip_addr_len(pkt), roce_deth_srcqp(deth));
-	if (v == OVL_NONE || !(v & OVL_V_QP) || o->qps[OVL_V_IDX(v)].tenant != l->tenant)
+	if (v == OVL_NONE || !(v & OVL_V_QP) || o->qps[OVL_V_IDX(v)].tenant != l->tenant ||
+	    o->qps[OVL_V_IDX(v)].local)
 		return DP_DROP_SPOOFED_SOURCE;
 	r = &o->qps[OVL_V_IDX(v)];
 	re = &o->endpoints[r->endpoint];
@@ -351,6 +363,7 @@ ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct
 	*out_port = le->out_port;
 	lc->tenant_stats[lc->cur_tenant].ingress_pkts++;
 	lc->tenant_stats[lc->cur_tenant].ingress_bytes += pkt->frame_len;
+	lc->stats.fwd_ingress++;
 	return DP_DROP_NONE;
 }
 
@@ -462,8 +475,12 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 	struct dp_dir_state *s = &dp_conn_state(c->state)->ingress;
 
 	lc->cur_tenant = o->tenants[c->tenant].slot;
-	/* Only R's host speaks for R. */
-	if (unlikely(!addr_eq(ip_src(data, &pkt), c->r_host, alen)))
+	/*
+	 * Only R's host speaks for R, and a local R never speaks through the
+	 * fabric: traffic between two QPs of this host is the switch's own
+	 * hairpin, so a fabric frame claiming it is forged.
+	 */
+	if (unlikely(c->hairpin || !addr_eq(ip_src(data, &pkt), c->r_host, alen)))
 		return DP_DROP_SPOOFED_SOURCE;
 	if (unlikely(!transport_ok(pkt.opcode, c->l_type)))
 		return DP_DROP_TYPE_MISMATCH;

@@ -4,6 +4,7 @@
  * Both read the per-lcore counters while the lcores run; totals may be a
  * burst apart, never torn within one 64-bit counter.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,22 @@ ip_text(const uint8_t *b, uint8_t ver, char *buf, size_t len)
 	cfg_ip_format(&ip, buf, len);
 }
 
+/*
+ * Telemetry dictionary keys may hold only letters, digits, '_' and '/';
+ * port and tenant names are keyed with the rest replaced by '_' and keep
+ * their real name in a "name" field.
+ */
+static const char *
+tel_key(const char *name, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < len; i++)
+		buf[i] = (isalnum((unsigned char)name[i]) || name[i] == '/') ? name[i] : '_';
+	buf[i] = 0;
+	return buf;
+}
+
 static uint64_t
 drops_total(const struct dp_stats *s)
 {
@@ -36,6 +53,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct dp_stats s;
 	uint64_t rx = 0, tx = 0;
+	char key[RTE_TEL_MAX_STRING_LEN];
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
@@ -59,12 +77,14 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (!pd)
 			return -ENOMEM;
 		rte_tel_data_start_dict(pd);
+		rte_tel_data_add_dict_string(pd, "name", dp.ports[p].name);
 		rte_tel_data_add_dict_string(pd, "device", dp.ports[p].device);
 		rte_tel_data_add_dict_u64(pd, "rx_packets", s.rx_pkts[p]);
 		rte_tel_data_add_dict_u64(pd, "rx_bytes", s.rx_bytes[p]);
 		rte_tel_data_add_dict_u64(pd, "tx_packets", s.tx_pkts[p]);
 		rte_tel_data_add_dict_u64(pd, "tx_bytes", s.tx_bytes[p]);
-		rte_tel_data_add_dict_container(d, dp.ports[p].name, pd, 0);
+		if (rte_tel_data_add_dict_container(d, tel_key(dp.ports[p].name, key, sizeof(key)), pd, 0))
+			rte_tel_data_free(pd);
 	}
 	return 0;
 }
@@ -87,6 +107,7 @@ static int
 tenants_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct ovl *o = dp.ovl;
+	char key[RTE_TEL_MAX_STRING_LEN];
 
 	RTE_SET_USED(cmd);
 	rte_tel_data_start_dict(d);
@@ -101,6 +122,7 @@ tenants_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 			return -ENOMEM;
 		dp_tenant_stats_sum(o->tenants[t].slot, &s);
 		rte_tel_data_start_dict(td);
+		rte_tel_data_add_dict_string(td, "name", o->tenants[t].name);
 		rte_tel_data_add_dict_u64(td, "vni", o->tenants[t].vni);
 		rte_tel_data_add_dict_u64(td, "qps", o->tenants[t].n_qps);
 		rte_tel_data_add_dict_u64(td, "max_qps", o->tenants[t].max_qps);
@@ -112,7 +134,8 @@ tenants_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(td, "ingress_packets", s.ingress_pkts);
 		rte_tel_data_add_dict_u64(td, "ingress_bytes", s.ingress_bytes);
 		rte_tel_data_add_dict_u64(td, "dropped", s.drops);
-		rte_tel_data_add_dict_container(d, o->tenants[t].name, td, 0);
+		if (rte_tel_data_add_dict_container(d, tel_key(o->tenants[t].name, key, sizeof(key)), td, 0))
+			rte_tel_data_free(td);
 	}
 	return 0;
 }

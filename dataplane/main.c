@@ -6,6 +6,7 @@
  * Set-up, the lcore launch, signals and the clean exit.  Forwarding lives in
  * dp_fwd.c, telemetry and the exit summary in dp_telemetry.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -214,6 +215,9 @@ ports_start(void)
 		int rc;
 
 		rc = rte_eth_dev_info_get(pid, &info);
+		/* Frames as large as the mbufs take, with two VLAN tags. */
+		conf.rxmode.mtu = RTE_MIN((uint32_t)info.max_mtu,
+					  opts.mbuf_size - RTE_ETHER_HDR_LEN - 2 * RTE_VLAN_HLEN);
 		if (rc == 0 && info.max_tx_queues < dp.n_lcores) {
 			fprintf(stderr, "port %s: %u tx queues needed, device offers %u\n", dp.ports[i].name,
 				dp.n_lcores, info.max_tx_queues);
@@ -256,6 +260,36 @@ housekeeping(void)
 {
 	if (opts.exit_idle_ms && dp.traffic_seen && all_idle(rte_rdtsc()))
 		dp.quit = true;
+}
+
+/*
+ * EAL keeps its hugepage files after the primary exits, for reuse; a clean
+ * exit gives the pages back to the system.  Files of this --file-prefix only,
+ * in every hugetlbfs mount.
+ */
+static void
+hugepage_files_remove(const char *prefix)
+{
+	FILE *m = fopen("/proc/mounts", "r");
+	char dev[256], dir[1024], type[64], path[1400];
+
+	if (!m)
+		return;
+	while (fscanf(m, "%255s %1023s %63s %*[^\n]", dev, dir, type) == 3) {
+		DIR *d;
+		struct dirent *e;
+		size_t plen = strlen(prefix);
+
+		if (strcmp(type, "hugetlbfs") || !(d = opendir(dir)))
+			continue;
+		while ((e = readdir(d)))
+			if (!strncmp(e->d_name, prefix, plen) && !strncmp(e->d_name + plen, "map_", 4)) {
+				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+				unlink(path);
+			}
+		closedir(d);
+	}
+	fclose(m);
 }
 
 int
@@ -369,7 +403,9 @@ main(int argc, char **argv)
 	ovl_free(dp.ovl);
 	cfg_free(dp.cfg);
 	free(dp.config_path);
+	snprintf(err, sizeof(err), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	hugepage_files_remove(strrchr(err, '/') ? strrchr(err, '/') + 1 : err);
 	return 0;
 
 fail_ports:

@@ -29,10 +29,7 @@ Also: startup errors (a configured device that was not given, an extra
 SIGTERM shutdown while an infinite_rx pcap port is running.
 
 One line per failed check, then exactly "N passed, M failed"; exit 1 on any
-failure.  Known switch bugs are listed in KNOWN_SWITCH_BUGS below: a check
-named there that fails is printed as XFAIL with the bug and counted in
-neither N nor M (a summary line before the last one gives their number);
-every other check counts.
+failure.
 """
 
 import glob
@@ -56,42 +53,6 @@ from pipeline_wire import (  # noqa: E402
 
 DATA = os.path.join(HERE, "data")
 
-# Switch bugs found by these tests, written up in full in tests/pipeline/README.md.
-SWITCH_BUGS = {
-    "UD-FORWARDED": "forwarded UD frames are not counted in forwarded.egress/ingress/hairpin "
-                    "(ud_egress()/ud_ingress() in dataplane/dp_fwd.c never touch fwd_*)",
-    "UD-HAIRPIN-INGRESS": "a UD hairpin is counted as the tenant's egress but not its ingress, "
-                          "unlike an RC hairpin (ud_egress(), r->local)",
-    "FABRIC-OWN-HOST": "the fabric can speak for a local peer: a frame from the uplink whose "
-                       "source is this host's own IP is accepted for a connection or UD QP whose "
-                       "peer/sender is local (RC hairpin pqpn 4100, UD srcqp 5002) and delivered, "
-                       "a WRITE even translated; expected spoofed_source",
-    "HUGEPAGE-FILE": "after a clean SIGTERM exit (rc 0) /dev/hugepages/<prefix>map_0 remains "
-                     "(EAL keeps hugepage files without --huge-unlink)",
-}
-
-# (scenario, check) -> bug.  A listed check still runs: while it fails it
-# prints XFAIL with the bug and does not count as a failure; once it passes
-# it prints XPASS (remove the entry then).  Nothing else is excused.
-KNOWN_SWITCH_BUGS = {
-    ("ipv6", "counter forwarded"): "UD-FORWARDED",
-    ("ipv6", "forwarded = tx"): "UD-FORWARDED",
-    ("ud", "counter forwarded"): "UD-FORWARDED",
-    ("ud", "forwarded = tx"): "UD-FORWARDED",
-    ("ud_drops", "counter forwarded"): "UD-FORWARDED",
-    ("ud_drops", "forwarded = tx"): "UD-FORWARDED",
-    ("ud", "tenant counters"): "UD-HAIRPIN-INGRESS",
-    ("shutdown", "no hugepage files left (hugepages)"): "HUGEPAGE-FILE",
-}
-for _c in ("counter dropped", "counter forwarded", "counter mr_translated", "counter tx_packets",
-           "drops by reason", "no unexpected frames on vm-blue-1", "port counters",
-           "roce-inspect summary vm-blue-1", "tenant counters"):
-    KNOWN_SWITCH_BUGS[("drop_spoofed_own_host", _c)] = "FABRIC-OWN-HOST"
-for _c in ("counter dropped", "counter forwarded", "counter tx_packets", "drops by reason",
-           "forwarded = tx", "no unexpected frames on vm-blue-1", "port counters",
-           "roce-inspect summary vm-blue-1", "tenant counters"):
-    KNOWN_SWITCH_BUGS[("ud_spoofed_own_host", _c)] = "FABRIC-OWN-HOST"
-
 EAL_NO_HUGE = ["--no-huge", "-m", "256"]
 SWITCH_TIMEOUT = 20
 
@@ -100,22 +61,11 @@ class Results:
     def __init__(self):
         self.passed = 0
         self.failed = 0
-        self.xfailed = []
-        self.xpassed = []
 
     def check(self, scenario, name, ok, detail=""):
-        bug = KNOWN_SWITCH_BUGS.get((scenario, name))
         if ok:
             self.passed += 1
-            if bug:
-                self.xpassed.append((scenario, name))
-                print("XPASS %s: %s: listed in KNOWN_SWITCH_BUGS but passes now" % (scenario, name))
             return True
-        if bug:
-            self.xfailed.append((scenario, name))
-            print("XFAIL %s: %s: %s [known switch bug %s: %s]" % (
-                scenario, name, detail, bug, SWITCH_BUGS[bug]))
-            return False
         self.failed += 1
         print("FAIL %s: %s: %s" % (scenario, name, detail))
         return False
@@ -685,10 +635,6 @@ def main():
             print("kept %s" % tmp)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
-    if R.xfailed:
-        bugs = sorted({KNOWN_SWITCH_BUGS[x] for x in R.xfailed})
-        print("%d expected failures (KNOWN_SWITCH_BUGS) from %d switch bugs: %s" % (
-            len(R.xfailed), len(bugs), ", ".join(bugs)))
     print("run time %.1f s" % (time.time() - t0))
     print("%d passed, %d failed" % (R.passed, R.failed))
     return 1 if R.failed else 0
