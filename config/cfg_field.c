@@ -154,31 +154,12 @@ real_str(double d, char *buf, size_t len)
 	return buf;
 }
 
-static int
-hex_digit(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 bool
 cfg_num_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path, uint64_t *out)
 {
 	if (cfg_j_is_int(v)) {
 		if (v->neg) {
-			if (v->big)
-				cfg_err(ld, path, "negative integer is not allowed");
-			else
-				cfg_err(ld, path, "-%" PRIu64 " is negative", v->v.u);
-			return false;
-		}
-		if (v->big) {
-			cfg_err(ld, path, "integer does not fit in 64 bits");
+			cfg_err(ld, path, "-%" PRIu64 " is negative", v->v.u);
 			return false;
 		}
 		*out = v->v.u;
@@ -202,7 +183,7 @@ cfg_num_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *
 			return false;
 		}
 		for (i = 2; s[i] != '\0'; i++) {
-			int d = hex_digit(s[i]);
+			int d = cfg_hex_digit(s[i]);
 
 			if (d < 0) {
 				cfg_err(ld, path, "\"%.64s\" is not a hex number", s);
@@ -298,7 +279,7 @@ parse_gbps(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *pat
 	char txt[32];
 
 	if (cfg_j_is_int(v)) {
-		g = v->big ? 1e20 : (double)v->v.u;
+		g = (double)v->v.u;
 		if (v->neg)
 			g = -g;
 	} else if (cfg_j_is_real(v)) {
@@ -373,6 +354,70 @@ parse_flags(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v
 	if (ok)
 		*at = bits;
 	return ok;
+}
+
+/*
+ * "ADDR/LEN" (or "ADDR" alone: one host) into @at. The length must fit the
+ * address family, and the address may have no bit set beyond it: a typo in
+ * a security rule should not silently widen or narrow it.
+ */
+static bool
+parse_cidr(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path,
+	   struct cfg_cidr *at)
+{
+	char buf[CFG_IP_STRLEN + 8], ips[CFG_IP_STRLEN];
+	const char *s, *slash;
+	unsigned max, len = 0;
+	struct cfg_cidr r;
+	size_t n;
+
+	if (!cfg_j_is_str(v)) {
+		cfg_err(ld, path, "expected an address prefix string such as \"192.168.1.0/24\"");
+		return false;
+	}
+	s = v->v.s;
+	slash = strchr(s, '/');
+	n = slash ? (size_t)(slash - s) : strlen(s);
+	memset(&r, 0, sizeof(r));
+	if (n < sizeof(buf)) {
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+	}
+	if (n >= sizeof(buf) || cfg_ip_parse(buf, &r.ip) < 0) {
+		cfg_err(ld, path, "\"%.64s\" is not an IPv4 or IPv6 prefix (ADDR/LEN)", s);
+		return false;
+	}
+	max = r.ip.ver == CFG_IPV4 ? 32 : 128;
+	if (!slash) {
+		len = max;
+	} else {
+		const char *d = slash + 1;
+
+		if (*d == '\0' || strlen(d) > 3 || strspn(d, "0123456789") != strlen(d)) {
+			cfg_err(ld, path, "\"%.64s\": \"%.8s\" is not a prefix length", s, d);
+			return false;
+		}
+		len = (unsigned)atoi(d);
+		if (len > max) {
+			cfg_err(ld, path, "\"%.64s\": prefix length %u is out of range (max %u for %s)",
+				s, len, max, r.ip.ver == CFG_IPV4 ? "IPv4" : "IPv6");
+			return false;
+		}
+	}
+	r.len = (uint8_t)len;
+	for (unsigned bit = len; bit < max; bit++) {
+		if (r.ip.b[bit / 8] & (0x80u >> (bit % 8))) {
+			struct cfg_ip net = r.ip;
+
+			for (unsigned b = len; b < max; b++)
+				net.b[b / 8] &= (uint8_t)~(0x80u >> (b % 8));
+			cfg_err(ld, path, "\"%.64s\" has bits set beyond the prefix length "
+				"(the prefix is %s/%u)", s, cfg_ip_str(&net, ips), len);
+			return false;
+		}
+	}
+	*at = r;
+	return true;
 }
 
 bool
@@ -478,6 +523,14 @@ cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_j
 		return true;
 	case CFG_F_FLAGS:
 		return parse_flags(ld, f, v, path, at);
+	case CFG_F_CIDR:
+		return parse_cidr(ld, v, path, at);
+	case CFG_F_ARRAY:
+		if (!cfg_j_is_arr(v)) {
+			cfg_err(ld, path, "expected an array");
+			return false;
+		}
+		return true;
 	case CFG_F_OBJECT: {
 		uint64_t ok, present;
 

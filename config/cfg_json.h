@@ -27,7 +27,6 @@ enum cfg_jtype {
 struct cfg_jv {
 	uint8_t type;   /* enum cfg_jtype */
 	uint8_t neg;    /* CFG_JINT: negative */
-	uint8_t big;    /* CFG_JINT: the magnitude does not fit in 64 bits */
 	uint32_t n;
 	union {
 		uint64_t u;

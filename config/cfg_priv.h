@@ -90,6 +90,8 @@ enum cfg_fkind {
 	CFG_F_TENANT,   /* int: the name of a tenant, resolved to its index */
 	CFG_F_PORT,     /* int: the name of a port, resolved to its index */
 	CFG_F_OBJECT,   /* a nested object described by sub[]; off may be 0 */
+	CFG_F_CIDR,     /* struct cfg_cidr: "ADDR/LEN", or "ADDR" for one host */
+	CFG_F_ARRAY,    /* an array, walked by the section itself; nothing stored */
 };
 
 struct cfg_field {
@@ -158,5 +160,8 @@ int cfg_ld_port_lookup(const struct cfg_ld *ld, const char *name);
 
 /* The address as text, for messages; always NUL-terminated. */
 const char *cfg_ip_str(const struct cfg_ip *ip, char buf[CFG_IP_STRLEN]);
+
+/* The value of a hexadecimal digit, or -1. */
+int cfg_hex_digit(char ch);
 
 #endif /* CFG_PRIV_H */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cfg.h"
+#include "cfg_priv.h"
 
 int
 cfg_ip_parse(const char *s, struct cfg_ip *ip)
@@ -56,8 +57,8 @@ cfg_ip_equal(const struct cfg_ip *a, const struct cfg_ip *b)
 	return memcmp(a->b, b->b, a->ver == CFG_IPV4 ? 4 : 16) == 0;
 }
 
-static int
-hex_nibble(char ch)
+int
+cfg_hex_digit(char ch)
 {
 	if (ch >= '0' && ch <= '9')
 		return ch - '0';
@@ -76,8 +77,8 @@ cfg_mac_parse(const char *s, uint8_t mac[6])
 	if (s == NULL || strlen(s) != 17)
 		return -1;
 	for (int i = 0; i < 6; i++) {
-		int hi = hex_nibble(s[3 * i]);
-		int lo = hex_nibble(s[3 * i + 1]);
+		int hi = cfg_hex_digit(s[3 * i]);
+		int lo = cfg_hex_digit(s[3 * i + 1]);
 
 		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
 			return -1;
