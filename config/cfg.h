@@ -34,6 +34,9 @@ extern "C" {
 #define CFG_VNI_MAX 0xffffffu
 /* Room for any address that cfg_ip_format() writes, with its NUL. */
 #define CFG_IP_STRLEN 46
+/* Offload thresholds when the "offload" section does not give them. */
+#define CFG_DEFAULT_STEADY_MS 1000
+#define CFG_DEFAULT_MIN_RATE_MBPS 100
 /* At most this many messages are kept; one more line counts the rest. */
 #define CFG_ERRORS_MAX 1000
 
@@ -141,6 +144,49 @@ struct cfg_dcqcn {
 
 struct cfg_offload {
 	bool enabled;           /* default false */
+	uint32_t steady_ms;     /* rewrite unchanged this long; default CFG_DEFAULT_STEADY_MS */
+	uint32_t min_rate_mbps; /* and carrying more than this; default CFG_DEFAULT_MIN_RATE_MBPS */
+};
+
+enum cfg_acl_action { CFG_ACL_ALLOW, CFG_ACL_DENY };
+
+/* ACL operation classes: bit i is the i-th of "send", "write", "read", "atomic". */
+enum {
+	CFG_OP_SEND = 1,
+	CFG_OP_WRITE = 2,
+	CFG_OP_READ = 4,
+	CFG_OP_ATOMIC = 8,
+	CFG_OP_ALL = 15,
+};
+
+/* ACL QP types: bit (1 << enum cfg_qp_type), "rc", "uc", "ud". */
+#define CFG_QP_TYPES_ALL 7u
+
+/* An IPv4 or IPv6 prefix. Bits of ip beyond len are zero. */
+struct cfg_cidr {
+	struct cfg_ip ip;
+	uint8_t len;            /* 0 to 32, or 0 to 128 */
+};
+
+/* One rule of a tenant's ACL: it matches when every part given matches. */
+struct cfg_acl_rule {
+	enum cfg_acl_action action;
+	bool has_src, has_dst;  /* an absent prefix matches any address */
+	struct cfg_cidr src, dst;
+	uint32_t types;         /* bits 1 << enum cfg_qp_type; all when absent */
+	uint32_t ops;           /* CFG_OP_*; all when absent */
+};
+
+/*
+ * A tenant's ACL ("acls"): the first matching rule decides, else the
+ * default. Traffic between tenants never exists, so an ACL decides within
+ * its tenant only. A tenant without one allows everything.
+ */
+struct cfg_acl {
+	int tenant;             /* index into tenants; one ACL per tenant */
+	enum cfg_acl_action def; /* "default", allow when absent */
+	struct cfg_acl_rule *rules;
+	uint32_t n_rules;
 };
 
 /* A whole configuration. Everything it points to is owned by it. */
@@ -162,6 +208,8 @@ struct cfg {
 	uint32_t n_neighbors;
 	struct cfg_dcqcn dcqcn;
 	struct cfg_offload offload;
+	struct cfg_acl *acls;
+	uint32_t n_acls;
 };
 
 /*

@@ -132,11 +132,42 @@ static const struct cfg_field dcqcn_fields[] = {
 
 static const struct cfg_field offload_fields[] = {
 	CFG_FIELD(struct cfg_offload, "enabled", CFG_F_BOOL, CFG_OPTIONAL, enabled),
+	CFG_FIELD(struct cfg_offload, "steady_ms", CFG_F_UINT, CFG_OPTIONAL, steady_ms),
+	CFG_FIELD(struct cfg_offload, "min_rate_mbps", CFG_F_UINT, CFG_OPTIONAL, min_rate_mbps),
 };
 
 /* Per-record masks of valid fields are kept in 32 bits; bit 31 is Q_KEY_OK. */
 static_assert(DIM(port_fields) < 32 && DIM(endpoint_fields) < 32, "mask width");
 static_assert(DIM(qp_fields) < 31, "mask width");
+
+/* "acls": one object per tenant, each with an array of rules. */
+static_assert(sizeof(enum cfg_acl_action) == sizeof(int), "enum size");
+static const char *const acl_action_names[] = { "allow", "deny", NULL };
+/* Bit i stands for acl_op_names[i]: CFG_OP_SEND, _WRITE, _READ, _ATOMIC. */
+static const char *const acl_op_names[] = { "send", "write", "read", "atomic", NULL };
+
+enum { R_ACTION, R_SRC, R_DST, R_TYPES, R_OPS };
+static const struct cfg_field acl_rule_fields[] = {
+	[R_ACTION] = CFG_FIELD(struct cfg_acl_rule, "action", CFG_F_ENUM, CFG_REQUIRED, action,
+			       .names = acl_action_names),
+	[R_SRC] = CFG_FIELD(struct cfg_acl_rule, "src", CFG_F_CIDR, CFG_OPTIONAL, src,
+			    CFG_HAS(struct cfg_acl_rule, has_src)),
+	[R_DST] = CFG_FIELD(struct cfg_acl_rule, "dst", CFG_F_CIDR, CFG_OPTIONAL, dst,
+			    CFG_HAS(struct cfg_acl_rule, has_dst)),
+	[R_TYPES] = CFG_FIELD(struct cfg_acl_rule, "types", CFG_F_FLAGS, CFG_OPTIONAL, types,
+			      .names = qp_type_names),
+	[R_OPS] = CFG_FIELD(struct cfg_acl_rule, "ops", CFG_F_FLAGS, CFG_OPTIONAL, ops,
+			    .names = acl_op_names),
+};
+
+enum { A_TENANT, A_DEFAULT, A_RULES };
+static const struct cfg_field acl_fields[] = {
+	[A_TENANT] = CFG_FIELD(struct cfg_acl, "tenant", CFG_F_TENANT, CFG_REQUIRED, tenant),
+	[A_DEFAULT] = CFG_FIELD(struct cfg_acl, "default", CFG_F_ENUM, CFG_OPTIONAL, def,
+				.names = acl_action_names),
+	/* Walked by load_acl_rules(). */
+	[A_RULES] = { .key = "rules", .kind = CFG_F_ARRAY, .off = 0 },
+};
 
 static const struct cfg_field udp_port_field =
 	CFG_FIELD(struct cfg, "udp_port", CFG_F_UINT, CFG_OPTIONAL, udp_port, .min = 1);
@@ -845,6 +876,136 @@ load_offload(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p
 	return true;
 }
 
+/* What a rule matches, as bytes: two rules with equal keys match the same frames. */
+struct acl_rule_key {
+	uint8_t b[2 * (1 + 1 + 16 + 1) + 8];
+};
+
+static struct acl_rule_key
+acl_rule_key_of(const struct cfg_acl_rule *r)
+{
+	struct acl_rule_key k;
+	uint8_t *p = k.b;
+
+	memset(&k, 0, sizeof(k));
+	*p++ = r->has_src;
+	if (r->has_src) {
+		*p++ = r->src.ip.ver;
+		memcpy(p, r->src.ip.b, 16);
+		p[16] = r->src.len;
+	}
+	p = k.b + 19;
+	*p++ = r->has_dst;
+	if (r->has_dst) {
+		*p++ = r->dst.ip.ver;
+		memcpy(p, r->dst.ip.b, 16);
+		p[16] = r->dst.len;
+	}
+	memcpy(k.b + 38, &r->types, 4);
+	memcpy(k.b + 42, &r->ops, 4);
+	return k;
+}
+
+static bool
+acl_rule_match(const void *ctx, uint32_t idx, const void *key)
+{
+	struct acl_rule_key k = acl_rule_key_of(&((const struct cfg_acl *)ctx)->rules[idx]);
+
+	return memcmp(&k, key, sizeof(k)) == 0;
+}
+
+/*
+ * The "rules" of the ACL @a (at @p): each rule's fields, a src and dst of one
+ * IP version, and no rule that matches exactly what an earlier one does (it
+ * could never decide anything: the first match wins).
+ */
+static void
+load_acl_rules(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p,
+	       struct cfg_acl *a)
+{
+	struct cfg_htab seen;
+	char src[CFG_IP_STRLEN], dst[CFG_IP_STRLEN];
+
+	memset(&seen, 0, sizeof(seen));
+	records_alloc(ld, v, p, sizeof(*a->rules), (void **)&a->rules, &a->n_rules);
+	htab_prepare(ld, &seen, a->n_rules);
+	for (uint32_t i = 0; i < a->n_rules && !ld->oom; i++) {
+		struct cfg_acl_rule *r = &a->rules[i];
+		struct cfg_path rp = { .up = p, .key = NULL, .idx = i };
+		const struct cfg_jv *o = cfg_j_at(v, i);
+		struct acl_rule_key k;
+		uint64_t ok, present;
+		uint32_t h;
+		long j;
+
+		r->types = CFG_QP_TYPES_ALL;
+		r->ops = CFG_OP_ALL;
+		if (!cfg_j_is_obj(o)) {
+			cfg_err(ld, &rp, "expected an object");
+			continue;
+		}
+		ok = cfg_obj_parse(ld, o, &rp, acl_rule_fields, DIM(acl_rule_fields), r, &present);
+		if (ok != present || !(ok & CFG_BIT(R_ACTION)))
+			continue;
+		if (r->has_src && r->has_dst && r->src.ip.ver != r->dst.ip.ver) {
+			REC_ERR(ld, &rp, "dst", "%s/%u is IPv%u but src %s/%u is IPv%u: the rule "
+				"can never match", cfg_ip_str(&r->dst.ip, dst), r->dst.len,
+				r->dst.ip.ver, cfg_ip_str(&r->src.ip, src), r->src.len,
+				r->src.ip.ver);
+			continue;
+		}
+		k = acl_rule_key_of(r);
+		h = cfg_hash_final(cfg_hash_bytes(CFG_HASH_SEED, &k, sizeof(k)));
+		/* The index compares rules of @a, not records of the load: no index_claim(). */
+		j = (long)cfg_htab_lookup(&seen, h, acl_rule_match, a, &k);
+		if (j >= 0)
+			cfg_err(ld, &rp, "matches exactly what rules[%ld] matches, which decides first: "
+				"this rule can never apply", j);
+		else if (cfg_htab_add(&seen, h, i) < 0)
+			ld->oom = true;
+	}
+	cfg_htab_free(&seen);
+}
+
+static bool
+load_acls(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p)
+{
+	struct cfg *c = ld->c;
+	int32_t *acl_of = calloc(c->n_tenants + 1, sizeof(*acl_of));
+
+	if (acl_of == NULL) {
+		ld->oom = true;
+		return true;
+	}
+	for (uint32_t t = 0; t < c->n_tenants; t++)
+		acl_of[t] = -1;
+	records_alloc(ld, v, p, sizeof(*c->acls), (void **)&c->acls, &c->n_acls);
+	for (uint32_t i = 0; i < c->n_acls && !ld->oom; i++) {
+		struct cfg_acl *a = &c->acls[i];
+		struct cfg_path rp, kp = { .up = &rp, .key = "rules" };
+		const struct cfg_jv *o;
+		uint64_t ok;
+
+		a->tenant = -1;
+		a->def = CFG_ACL_ALLOW;
+		o = record_begin(ld, v, i, p, &rp);
+		if (o == NULL)
+			continue;
+		ok = cfg_obj_parse(ld, o, &rp, acl_fields, DIM(acl_fields), a, NULL);
+		if (ok & CFG_BIT(A_TENANT)) {
+			if (acl_of[a->tenant] >= 0)
+				REC_ERR(ld, &rp, "tenant", "tenant \"%.64s\" already has an ACL "
+					"(acls[%d])", c->tenants[a->tenant].name, acl_of[a->tenant]);
+			else
+				acl_of[a->tenant] = (int32_t)i;
+		}
+		if (ok & CFG_BIT(A_RULES))
+			load_acl_rules(ld, cfg_j_get(o, "rules"), &kp, a);
+	}
+	free(acl_of);
+	return true;
+}
+
 /*
  * The top-level keys, in the order they are loaded: each section may refer
  * to those above it. A loader returns false to stop the load (only an
@@ -863,6 +1024,7 @@ static const struct {
 	{ "endpoints", false, load_endpoints },
 	{ "qps", false, load_qps },
 	{ "mrs", false, load_mrs },
+	{ "acls", false, load_acls },
 	{ "neighbors", false, load_neighbors },
 	{ "dcqcn", false, load_dcqcn },
 	{ "offload", false, load_offload },
@@ -955,6 +1117,8 @@ cfg_from_json(const struct cfg_jv *root, const char *name, struct cfg_errors *er
 		goto out;
 	}
 	c->udp_port = CFG_DEFAULT_UDP_PORT;
+	c->offload.steady_ms = CFG_DEFAULT_STEADY_MS;
+	c->offload.min_rate_mbps = CFG_DEFAULT_MIN_RATE_MBPS;
 	ld.c = c;
 
 	if (!cfg_j_is_obj(root)) {

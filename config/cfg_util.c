@@ -148,6 +148,9 @@ cfg_free(struct cfg *c)
 	free(c->qps);
 	free(c->mrs);
 	free(c->neighbors);
+	for (uint32_t i = 0; i < c->n_acls; i++)
+		free(c->acls[i].rules);
+	free(c->acls);
 	free(c->dcqcn.profile);
 	free(c->path);
 	free(c);

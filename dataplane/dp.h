@@ -56,6 +56,8 @@
 	X(MR_OUT_OF_BOUNDS, "mr_out_of_bounds") \
 	X(MR_ACCESS_DENIED, "mr_access_denied") \
 	X(MESSAGE_DENIED, "message_denied") \
+	X(ACL_DENIED, "acl_denied") \
+	X(REVOKED, "revoked") \
 	X(NONLINEAR, "nonlinear") \
 	X(TX_FAILED, "tx_failed")
 
@@ -91,14 +93,35 @@ struct dp_stats {
 	uint64_t fwd_egress, fwd_ingress, fwd_hairpin;
 	uint64_t cnp_forwarded;
 	uint64_t mr_translated;
+	uint64_t naks_sent;   /* revocation NAKs built and handed to a tx queue */
+	uint64_t mark_hits;   /* frames whose rte_flow MARK spared the lookups */
 } __rte_cache_aligned;
 
-/* One direction of a connection's dynamic state. */
+/*
+ * One direction of a connection's dynamic state, one cache line.  The
+ * egress half also records L's requests and L's answers to R's requests;
+ * the ingress half R's requests and R's answers (for a hairpin, R's frames
+ * are on the egress half of R's own connection).
+ */
 struct dp_dir_state {
 	uint8_t msg_open;     /* a First has been seen and no Last yet */
 	uint8_t msg_denied;   /* the open message's first packet was dropped */
+	/*
+	 * DP_REVOKED_*, the same in both halves (so that a frame reads only
+	 * its own half's line): written by the control plane (atomic stores,
+	 * under ctl_lock), loaded atomically by the lcores for every frame.
+	 */
+	uint32_t revoked;
 	uint64_t pkts, bytes;
-};
+	uint64_t first_seen, last_seen; /* TSC of the first and latest frame attributed; 0: none */
+	struct ovl_req_track req;       /* requests forwarded this way */
+	struct ovl_ack_track ack;       /* answers forwarded this way to the other way's requests */
+} __rte_cache_aligned;
+static_assert(sizeof(struct dp_dir_state) == 64, "one cache line per half");
+
+/* Why a connection is revoked (dp_dir_state.revoked): bits. */
+#define DP_REVOKED_CMD 1u     /* /roce/revoke named one of its ends */
+#define DP_REVOKED_POLICY 2u  /* a reload's ACL came to deny it entirely */
 
 struct dp_conn_state {
 	struct dp_dir_state egress;   /* written by the lcore polling L's port */
@@ -124,6 +147,9 @@ struct dp_lcore {
 	struct dp_tenant_stats *tenant_stats; /* [DP_MAX_TENANTS], by tenant slot */
 	volatile uint64_t last_rx_tsc;
 	uint32_t cur_tenant;              /* tenant slot of the frame in hand, for drops */
+	uint64_t now;                     /* TSC at the start of this loop iteration */
+	struct rte_ring *nak_ring;        /* NAKs to send, from the control plane (dp_acl.h) */
+	volatile uint64_t naks_done;      /* NAK requests taken off nak_ring */
 };
 
 /* The process-wide state. */

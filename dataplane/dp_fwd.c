@@ -10,6 +10,8 @@
 #include <rte_prefetch.h>
 
 #include "dp.h"
+#include "dp_acl.h"
+#include "dp_offload.h"
 
 struct dp dp;
 
@@ -311,6 +313,8 @@ ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t *d
 		return DP_DROP_SPOOFED_SOURCE;
 	if (!re->reachable)
 		return DP_DROP_NO_CONNECTION;
+	if (unlikely(!dp_acl_ud_allowed(&o->tenants[r->tenant], &le->vip, &re->vip)))
+		return DP_DROP_ACL_DENIED;
 	roce_icrc_delta_init(&d);
 	if (r->local) {
 		/* Hairpin: the receiver sees the same virtual view. */
@@ -357,6 +361,8 @@ ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct
 		return DP_DROP_SPOOFED_SOURCE;
 	r = &o->qps[OVL_V_IDX(v)];
 	re = &o->endpoints[r->endpoint];
+	if (unlikely(!dp_acl_ud_allowed(&o->tenants[l->tenant], &re->vip, &le->vip)))
+		return DP_DROP_ACL_DENIED;
 	roce_icrc_delta_init(&d);
 	ud_rename(data, pkt, le->eth, re->vip.b, le->vip.b, l->vqpn, r->vqpn, &d);
 	frame_finish(data, pkt, &d);
@@ -365,6 +371,18 @@ ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct
 	lc->tenant_stats[lc->cur_tenant].ingress_bytes += pkt->frame_len;
 	lc->stats.fwd_ingress++;
 	return DP_DROP_NONE;
+}
+
+/*
+ * Where the answers to L's requests on the hairpin @c are recorded: R's
+ * frames travel on R's own connection, whose egress half records them.
+ */
+static struct dp_dir_state *
+answers_of_hairpin(const struct ovl *o, const struct ovl_conn *c, struct dp_conn_state *st)
+{
+	uint32_t pc = o->qps[c->r].conn;
+
+	return pc == OVL_NONE ? &st->ingress : &dp_conn_state(o->conns[pc].state)->egress;
 }
 
 /* Tenant port to fabric (or hairpin to another tenant port). */
@@ -389,7 +407,12 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 	dqpn = roce_bth_dqpn(roce_pkt_bth(&pkt, data));
 	if (unlikely(dqpn == ROCE_QPN_GSI))
 		return DP_DROP_GSI;
-	v = ovl_lookup_tenant(o, tenant, ip_dst(data, &pkt), alen, dqpn);
+	/* A rule's MARK names the connection: no lookup when the frame is its own. */
+	v = dp_mark_egress(m, o, tenant, ip_dst(data, &pkt), alen, dqpn);
+	if (v != OVL_NONE)
+		lc->stats.mark_hits++;
+	else
+		v = ovl_lookup_tenant(o, tenant, ip_dst(data, &pkt), alen, dqpn);
 	if (unlikely(v == OVL_NONE))
 		return ovl_lookup_endpoint(o, tenant, ip_dst(data, &pkt), alen) == OVL_NONE ?
 		       DP_DROP_WRONG_TENANT : DP_DROP_NO_CONNECTION;
@@ -398,7 +421,8 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 
 	uint32_t ci = OVL_V_IDX(v);
 	const struct ovl_conn *c = &o->conns[ci];
-	struct dp_dir_state *s = &dp_conn_state(c->state)->egress;
+	struct dp_conn_state *st = dp_conn_state(c->state);
+	struct dp_dir_state *s = &st->egress;
 	struct dp_tenant_stats *ts = &lc->tenant_stats[o->tenants[tenant].slot];
 
 	/* Anti-spoofing: only L, from its own port and MAC, speaks for L. */
@@ -407,12 +431,18 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 		return DP_DROP_SPOOFED_SOURCE;
 	if (unlikely(!transport_ok(pkt.opcode, c->l_type)))
 		return DP_DROP_TYPE_MISMATCH;
+	dp_acl_seen(s, lc->now);
+	verdict = dp_acl_conn_check(c, s);
+	if (unlikely(verdict != DP_DROP_NONE))
+		return verdict;
 
 	roce_icrc_delta_init(&d);
 	rewrite_apply(data, &pkt, &c->egress, &d);
 	if (msg_first(&pkt)) {
-		/* Hairpin: this host owns R's memory too. */
-		if (c->hairpin)
+		/* The ACL, then (hairpin: this host owns R's memory too) the memory check. */
+		if (unlikely(!dp_acl_msg_allowed(c, OVL_DIR_L2R, pkt.flags)))
+			verdict = DP_DROP_ACL_DENIED;
+		else if (c->hairpin)
 			verdict = mr_translate(lc, o, c->tenant, ip_dst(data, &pkt), alen, data, &pkt, &d);
 		msg_open(s, &pkt, verdict);
 	} else if (pkt.flags & ROCE_OPF_REQ) {
@@ -422,6 +452,8 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 		return verdict;
 	frame_finish(data, &pkt, &d);
 
+	/* Answers to L's requests come back on the ingress half, or on R's own connection for a hairpin. */
+	dp_acl_track(s, likely(!c->hairpin) ? &st->ingress : answers_of_hairpin(o, c, st), &pkt, data);
 	s->pkts++;
 	s->bytes += pkt.frame_len;
 	ts->egress_pkts++;
@@ -459,20 +491,27 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 	if (unlikely(verdict != DP_DROP_NONE))
 		return verdict;
 	alen = ip_addr_len(&pkt);
-	if (unlikely(ovl_host_index(o, ip_dst(data, &pkt), alen) < 0))
-		return DP_DROP_NOT_OUR_HOST;
 	dqpn = roce_bth_dqpn(roce_pkt_bth(&pkt, data));
-	if (unlikely(dqpn == ROCE_QPN_GSI))
-		return DP_DROP_GSI;
-	v = ovl_lookup_fabric(o, ip_dst(data, &pkt), alen, dqpn);
-	if (unlikely(v == OVL_NONE))
-		return DP_DROP_NO_CONNECTION;
+	/* A rule's MARK names the connection; a match is our host and not the GSI. */
+	v = dp_mark_ingress(m, o, ip_dst(data, &pkt), alen, dqpn);
+	if (v != OVL_NONE) {
+		lc->stats.mark_hits++;
+	} else {
+		if (unlikely(ovl_host_index(o, ip_dst(data, &pkt), alen) < 0))
+			return DP_DROP_NOT_OUR_HOST;
+		if (unlikely(dqpn == ROCE_QPN_GSI))
+			return DP_DROP_GSI;
+		v = ovl_lookup_fabric(o, ip_dst(data, &pkt), alen, dqpn);
+		if (unlikely(v == OVL_NONE))
+			return DP_DROP_NO_CONNECTION;
+	}
 	if (v & OVL_V_QP)
 		return ud_ingress(lc, o, data, &pkt, OVL_V_IDX(v), out_port);
 
 	uint32_t ci = OVL_V_IDX(v);
 	const struct ovl_conn *c = &o->conns[ci];
-	struct dp_dir_state *s = &dp_conn_state(c->state)->ingress;
+	struct dp_conn_state *st = dp_conn_state(c->state);
+	struct dp_dir_state *s = &st->ingress;
 
 	lc->cur_tenant = o->tenants[c->tenant].slot;
 	/*
@@ -484,11 +523,18 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 		return DP_DROP_SPOOFED_SOURCE;
 	if (unlikely(!transport_ok(pkt.opcode, c->l_type)))
 		return DP_DROP_TYPE_MISMATCH;
+	dp_acl_seen(s, lc->now);
+	verdict = dp_acl_conn_check(c, s);
+	if (unlikely(verdict != DP_DROP_NONE))
+		return verdict;
 
 	roce_icrc_delta_init(&d);
 	rewrite_apply(data, &pkt, &c->ingress, &d);
 	if (msg_first(&pkt)) {
-		verdict = mr_translate(lc, o, c->tenant, c->l_vip, alen, data, &pkt, &d);
+		if (unlikely(!dp_acl_msg_allowed(c, OVL_DIR_R2L, pkt.flags)))
+			verdict = DP_DROP_ACL_DENIED;
+		else
+			verdict = mr_translate(lc, o, c->tenant, c->l_vip, alen, data, &pkt, &d);
 		msg_open(s, &pkt, verdict);
 	} else if (pkt.flags & ROCE_OPF_REQ) {
 		verdict = msg_continue(s, &pkt);
@@ -497,6 +543,7 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 		return verdict;
 	frame_finish(data, &pkt, &d);
 
+	dp_acl_track(s, &st->egress, &pkt, data);
 	s->pkts++;
 	s->bytes += pkt.frame_len;
 	lc->tenant_stats[lc->cur_tenant].ingress_pkts++;
@@ -564,6 +611,18 @@ tx_flush_all(struct dp_lcore *lc, struct txq *tq)
 			tx_flush(lc, p, &tq[p]);
 }
 
+/* Send the NAKs the control plane asked for (dp_acl.h) on this lcore's own tx queues. */
+static void
+nak_send(struct dp_lcore *lc, struct txq *tq)
+{
+	struct rte_mbuf *m[DP_BURST];
+	uint16_t port[DP_BURST];
+	unsigned n = dp_acl_nak_poll(lc, m, port, DP_BURST);
+
+	for (unsigned i = 0; i < n; i++)
+		tx_enqueue(lc, tq, port[i], m[i]);
+}
+
 int
 dp_lcore_main(void *arg)
 {
@@ -590,6 +649,9 @@ dp_lcore_main(void *arg)
 			if (is_main && dp.housekeep)
 				dp.housekeep();
 		}
+		lc->now = now;
+		if (unlikely(lc->nak_ring && !rte_ring_empty(lc->nak_ring)))
+			nak_send(lc, tq);
 		for (uint16_t i = 0; i < lc->n_rx; i++) {
 			uint16_t p = lc->rx_ports[i];
 			bool uplink = dp.ports[p].uplink;

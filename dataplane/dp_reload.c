@@ -16,6 +16,8 @@
 #include <rte_malloc.h>
 
 #include "dp.h"
+#include "dp_acl.h"
+#include "dp_offload.h"
 
 #define STATE_CHUNK (1u << DP_STATE_CHUNK_SHIFT)
 
@@ -187,7 +189,8 @@ assign_ids(struct ovl *o, const struct ovl *old, uint8_t *kept_conn, uint8_t *ke
 				kept_conn[OVL_V_IDX(v)] = 1;
 				if (memcmp(&oc->egress, &c->egress, sizeof(c->egress)) ||
 				    memcmp(&oc->ingress, &c->ingress, sizeof(c->ingress)) ||
-				    oc->rate_bps != c->rate_bps || memcmp(oc->l_mac, c->l_mac, 6))
+				    oc->rate_bps != c->rate_bps || memcmp(oc->l_mac, c->l_mac, 6) ||
+				    memcmp(oc->acl_allow, c->acl_allow, sizeof(c->acl_allow)))
 					rep->conns_changed++;
 				else
 					rep->conns_kept++;
@@ -258,14 +261,20 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 	rep->build_ms = t2 - t1;
 	rep->qps_after = o->n_qps;
 	rep->mrs_after = o->n_mrs;
+	/* Revoked and denied connections stop before @o is published (dp_acl.h). */
+	dp_acl_reload(o, old);
 
 	struct cfg *old_cfg = dp.cfg;
 
 	dp.cfg = c;
+	/* The MARK index of @o goes first: lcores use it only with the overlay it names. */
+	dp_offload_index_publish(o);
 	__atomic_store_n(&dp.ovl, o, __ATOMIC_RELEASE);
 	if (old) {
 		/* Every lcore has finished its iteration on @old: nobody sees it. */
 		rte_rcu_qsbr_synchronize(dp.qsv, RTE_QSBR_THRID_INVALID);
+		/* Rules of removed and changed connections go before their ids are freed. */
+		dp_offload_reload(old, o);
 		for (uint32_t i = 0; i < old->n_conns; i++)
 			if (!kept_conn[i]) {
 				state_release(old->conns[i].state);
@@ -286,6 +295,7 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 	rep->publish_ms = now_ms() - t2;
 	rep->applied = true;
 	pthread_mutex_unlock(&dp.ctl_lock);
+	dp_acl_offload_flush();
 	free(kept_conn);
 	free(kept_tenant);
 	return 0;
@@ -369,6 +379,7 @@ control_main(void *arg)
 		char path[4096], out[8192];
 
 		usleep(10000);
+		dp_offload_tick();
 		if (!reload_wanted)
 			continue;
 		reload_wanted = 0;

@@ -12,6 +12,7 @@
 #include <rte_telemetry.h>
 
 #include "dp.h"
+#include "dp_acl.h"
 
 static void
 ip_text(const uint8_t *b, uint8_t ver, char *buf, size_t len)
@@ -70,6 +71,9 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "forwarded_hairpin", s.fwd_hairpin);
 	rte_tel_data_add_dict_u64(d, "cnp_forwarded", s.cnp_forwarded);
 	rte_tel_data_add_dict_u64(d, "mr_translated", s.mr_translated);
+	rte_tel_data_add_dict_u64(d, "revocations", dp_acl_revocations());
+	rte_tel_data_add_dict_u64(d, "naks_sent", s.naks_sent);
+	rte_tel_data_add_dict_u64(d, "mark_hits", s.mark_hits);
 	rte_tel_data_add_dict_u64(d, "dropped", drops_total(&s));
 	for (uint16_t p = 0; p < dp.n_ports; p++) {
 		struct rte_tel_data *pd = rte_tel_data_alloc();
@@ -142,6 +146,15 @@ tenants_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 
 #define TEL_CONN_PAGE 32
 
+/* When a connection was first seen, either way: TSC, 0 if never. */
+static uint64_t
+seen_first(const struct dp_conn_state *st)
+{
+	uint64_t e = st->egress.first_seen, i = st->ingress.first_seen;
+
+	return !e ? i : !i ? e : RTE_MIN(e, i);
+}
+
 /*
  * /roce/connections[,TENANT[,START]]: at most TEL_CONN_PAGE connections
  * from START (default 0), optionally of one tenant; "total" and "next" say
@@ -173,7 +186,7 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
 		const struct dp_conn_state *st = dp_conn_state(c->state);
 		struct rte_tel_data *cd;
-		char key[16], ip[64];
+		char key[16], ip[64], rule[RTE_TEL_MAX_STRING_LEN], ops[32];
 
 		if (*tenant && strcmp(tenant, o->tenants[c->tenant].name))
 			continue;
@@ -206,6 +219,15 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(cd, "egress_bytes", st->egress.bytes);
 		rte_tel_data_add_dict_u64(cd, "ingress_packets", st->ingress.pkts);
 		rte_tel_data_add_dict_u64(cd, "ingress_bytes", st->ingress.bytes);
+		rte_tel_data_add_dict_u64(cd, "first_seen_ns", dp_acl_tsc_to_ns(seen_first(st)));
+		rte_tel_data_add_dict_u64(cd, "last_seen_ns",
+					  dp_acl_tsc_to_ns(RTE_MAX(st->egress.last_seen, st->ingress.last_seen)));
+		rte_tel_data_add_dict_string(cd, "verdict", dp_acl_verdict(o, c, st, rule, sizeof(rule)));
+		rte_tel_data_add_dict_string(cd, "rule", rule);
+		rte_tel_data_add_dict_string(cd, "allowed_l_to_r", dp_acl_ops_text(c->acl_allow[OVL_DIR_L2R] &
+					     ovl_type_ops(c->l_type), ops, sizeof(ops)));
+		rte_tel_data_add_dict_string(cd, "allowed_r_to_l", dp_acl_ops_text(c->acl_allow[OVL_DIR_R2L] &
+					     ovl_type_ops(c->l_type), ops, sizeof(ops)));
 		snprintf(key, sizeof(key), "%u", i);
 		rte_tel_data_add_dict_container(d, key, cd, 0);
 		shown++;
@@ -299,6 +321,7 @@ dp_telemetry_init(void)
 					 "Per-tenant counters and quota. Parameter: optional tenant name.");
 	rc |= rte_telemetry_register_cmd("/roce/connections", tel_connections,
 					 "Connections, 32 a page. Parameters: [tenant[,start]].");
+	rc |= dp_acl_telemetry_init();
 	rc |= rte_telemetry_register_cmd("/roce/reload", tel_reload,
 					 "Re-read the configuration, or load another. Parameter: optional path.");
 	return rc ? -1 : 0;
@@ -319,7 +342,9 @@ dp_summary_write(FILE *f, const char *extra_json)
 	fprintf(f, "{\"rx_packets\": %lu, \"tx_packets\": %lu, ", rx, tx);
 	fprintf(f, "\"forwarded\": {\"egress\": %lu, \"ingress\": %lu, \"hairpin\": %lu}, ", s.fwd_egress,
 		s.fwd_ingress, s.fwd_hairpin);
-	fprintf(f, "\"cnp_forwarded\": %lu, \"mr_translated\": %lu, ", s.cnp_forwarded, s.mr_translated);
+	fprintf(f, "\"cnp_forwarded\": %lu, \"mr_translated\": %lu, \"mark_hits\": %lu, ", s.cnp_forwarded,
+		s.mr_translated, s.mark_hits);
+	fprintf(f, "\"revocations\": %lu, \"naks_sent\": %lu, ", dp_acl_revocations(), s.naks_sent);
 	fprintf(f, "\"dropped\": %lu, \"drops\": {", drops_total(&s));
 	for (int i = 1; i < DP_DROP_MAX; i++)
 		fprintf(f, "%s\"%s\": %lu", i > 1 ? ", " : "", dp_drop_names[i], s.drops[i]);

@@ -26,6 +26,8 @@
 #include <rte_pdump.h>
 
 #include "dp.h"
+#include "dp_acl.h"
+#include "dp_offload.h"
 
 static struct {
 	const char *config;
@@ -327,6 +329,10 @@ main(int argc, char **argv)
 
 	if (ports_map() < 0 || lcores_assign() < 0)
 		goto fail_eal;
+	if (dp_acl_init() < 0) {
+		fprintf(stderr, "revocation NAK rings: %s\n", rte_strerror(rte_errno));
+		goto fail_eal;
+	}
 
 	/* Enough mbufs for every ring, every lcore cache and every tx buffer. */
 	unsigned n_mbufs = dp.n_ports * (RX_DESC + TX_DESC * dp.n_lcores + DP_BURST * dp.n_lcores) +
@@ -344,6 +350,10 @@ main(int argc, char **argv)
 	rte_pdump_init();
 	if (dp_telemetry_init() < 0)
 		fprintf(stderr, "telemetry commands could not be registered\n");
+	/* What each port accepts of rte_flow; rules come later, from the control thread. */
+	dp_offload_init();
+	if (dp_offload_telemetry_init() < 0)
+		fprintf(stderr, "/roce/offload could not be registered\n");
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -368,6 +378,8 @@ main(int argc, char **argv)
 		rte_eal_mp_wait_lcore();
 	}
 	dp_control_stop();
+	/* No rule outlives the switch. */
+	dp_offload_fini();
 	/* Every lcore has flushed its tx buffers: what is in use now is in the rings. */
 	in_use_end = rte_mempool_in_use_count(dp.pool);
 	for (uint16_t i = 0; i < dp.n_ports; i++) {
@@ -399,6 +411,7 @@ main(int argc, char **argv)
 		free(dp.ports[i].device);
 	}
 	rte_free(dp.qsv);
+	dp_acl_fini();
 	dp_state_free_all();
 	ovl_free(dp.ovl);
 	cfg_free(dp.cfg);

@@ -323,6 +323,7 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 			FAIL("mrs[%u].rkey: duplicate", i);
 		o->n_mrs++;
 	}
+	ovl_acl_apply(o);
 	return o;
 fail:
 	ovl_free(o);

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "cfg.h"
+#include "ovl_acl.h"
 #include "rocev2.h"
 
 /* An IP address, IPv4 in b[0..3]. */
@@ -92,6 +93,9 @@ struct ovl_tenant {
 	struct cfg_rate rate;
 	bool mr_enforce;
 	uint32_t slot;            /* the owner's stable id across configurations */
+	const struct cfg_acl *acl; /* its "acls" entry, or NULL: allow everything */
+	uint32_t acl_index;       /* index of that entry, or OVL_NONE */
+	bool ud_acl;              /* a UD frame can be denied: check each one */
 };
 
 struct ovl_endpoint {
@@ -130,6 +134,8 @@ struct ovl_conn {
 	uint16_t l_port;          /* L's tenant port */
 	uint8_t l_type;           /* enum cfg_qp_type */
 	bool hairpin;             /* R is local too */
+	uint8_t acl_allow[2];     /* CFG_OP_* allowed: [OVL_DIR_L2R] L's requests, [_R2L] R's */
+	bool acl_block;           /* nothing allowed either way: every frame is dropped */
 	uint32_t tenant;
 	struct ovl_rewrite egress;  /* L's frames toward R */
 	uint8_t r_host[16];
@@ -137,6 +143,7 @@ struct ovl_conn {
 	uint32_t l, r;            /* qp indices: L local, R its peer */
 	uint64_t rate_bps;        /* configured cap of L, 0 if none */
 	uint32_t state;           /* the owner's stable id of its dynamic state */
+	uint32_t acl_rule[2][4];  /* the rule of each verdict, by direction and class bit */
 };
 
 struct ovl_mr {

@@ -1025,6 +1025,52 @@ test_neighbors_dcqcn_offload(void)
 		   ",'offload':true");
 }
 
+/* offload.steady_ms and offload.min_rate_mbps: defaults, values, bounds. */
+static void
+test_offload_thresholds(void)
+{
+	struct cfg *c;
+
+	c = load_doc(NULL, NULL, NULL, NULL, NULL, "");
+	EXPECT_OK(c);
+	CU_ASSERT_FALSE(c->offload.enabled);
+	CU_ASSERT_EQUAL(c->offload.steady_ms, CFG_DEFAULT_STEADY_MS);
+	CU_ASSERT_EQUAL(c->offload.min_rate_mbps, CFG_DEFAULT_MIN_RATE_MBPS);
+	CU_ASSERT_EQUAL(CFG_DEFAULT_STEADY_MS, 1000);
+	CU_ASSERT_EQUAL(CFG_DEFAULT_MIN_RATE_MBPS, 100);
+	cfg_free(c);
+
+	c = load_doc(NULL, NULL, NULL, NULL, NULL, ",'offload':{'enabled':true}");
+	EXPECT_OK(c);
+	CU_ASSERT_EQUAL(c->offload.steady_ms, 1000);
+	CU_ASSERT_EQUAL(c->offload.min_rate_mbps, 100);
+	cfg_free(c);
+
+	c = load_doc(NULL, NULL, NULL, NULL, NULL,
+		     ",'offload':{'enabled':true,'steady_ms':250,'min_rate_mbps':'0x10'}");
+	EXPECT_OK(c);
+	CU_ASSERT_TRUE(c->offload.enabled);
+	CU_ASSERT_EQUAL(c->offload.steady_ms, 250);
+	CU_ASSERT_EQUAL(c->offload.min_rate_mbps, 16);
+	cfg_free(c);
+
+	/* Zero is allowed: steady at once, or any traffic at all. */
+	c = load_doc(NULL, NULL, NULL, NULL, NULL, ",'offload':{'steady_ms':0,'min_rate_mbps':0}");
+	EXPECT_OK(c);
+	CU_ASSERT_EQUAL(c->offload.steady_ms, 0);
+	CU_ASSERT_EQUAL(c->offload.min_rate_mbps, 0);
+	cfg_free(c);
+
+	expect_one("t.json: offload.steady_ms: 4294967296 is out of range (max 4294967295)", NULL, NULL,
+		   NULL, NULL, NULL, ",'offload':{'steady_ms':4294967296}");
+	expect_one("t.json: offload.min_rate_mbps", NULL, NULL, NULL, NULL, NULL,
+		   ",'offload':{'min_rate_mbps':-1}");
+	expect_one("t.json: offload.min_rate_mbps", NULL, NULL, NULL, NULL, NULL,
+		   ",'offload':{'min_rate_mbps':'fast'}");
+	expect_one("t.json: offload.steady_ms", NULL, NULL, NULL, NULL, NULL,
+		   ",'offload':{'steady_ms':1.5}");
+}
+
 static void
 test_multiple_errors(void)
 {
@@ -1297,6 +1343,132 @@ test_large(void)
 	CU_ASSERT_STRING_EQUAL(errs.msg[errs.n - 1], "t.json: 2000 more errors not shown");
 }
 
+/* "acls": per-tenant rules, their defaults, and every way to get one wrong. */
+#define ACL1(rule) ",'acls':[{'tenant':'blue','rules':[" rule "]}]"
+
+static void
+test_acls(void)
+{
+	struct cfg *c;
+
+	c = load_doc(NULL, NULL, NULL, NULL, NULL, NULL);
+	EXPECT_OK(c);
+	CU_ASSERT_EQUAL(c->n_acls, 0);
+	cfg_free(c);
+
+	c = load_doc(NULL, NULL, NULL, NULL, NULL,
+		     ",'acls':[{'tenant':'blue','default':'deny','rules':["
+		     "{'action':'allow','src':'192.168.1.0/24','dst':'192.168.1.20','types':['rc'],"
+		     "'ops':['send','write']},"
+		     "{'action':'deny'},"
+		     "{'action':'allow','src':'fd00::/8','dst':'::/0','ops':['atomic']}]},"
+		     "{'tenant':'red'}]");
+	EXPECT_OK(c);
+	CU_ASSERT_EQUAL(c->n_acls, 2);
+	CU_ASSERT_EQUAL(c->acls[0].tenant, 0);
+	CU_ASSERT_EQUAL(c->acls[0].def, CFG_ACL_DENY);
+	CU_ASSERT_EQUAL_FATAL(c->acls[0].n_rules, 3);
+	CU_ASSERT_EQUAL(c->acls[0].rules[0].action, CFG_ACL_ALLOW);
+	CU_ASSERT(c->acls[0].rules[0].has_src && c->acls[0].rules[0].has_dst);
+	CU_ASSERT_EQUAL(c->acls[0].rules[0].src.len, 24);
+	CU_ASSERT_EQUAL(c->acls[0].rules[0].src.ip.ver, CFG_IPV4);
+	CU_ASSERT_EQUAL(c->acls[0].rules[0].src.ip.b[2], 1);
+	CU_ASSERT_EQUAL(c->acls[0].rules[0].dst.len, 32);
+	CU_ASSERT_EQUAL(c->acls[0].rules[0].types, 1u << CFG_QP_RC);
+	CU_ASSERT_EQUAL(c->acls[0].rules[0].ops, CFG_OP_SEND | CFG_OP_WRITE);
+	CU_ASSERT_EQUAL(c->acls[0].rules[1].action, CFG_ACL_DENY);
+	CU_ASSERT(!c->acls[0].rules[1].has_src && !c->acls[0].rules[1].has_dst);
+	CU_ASSERT_EQUAL(c->acls[0].rules[1].types, CFG_QP_TYPES_ALL);
+	CU_ASSERT_EQUAL(c->acls[0].rules[1].ops, CFG_OP_ALL);
+	CU_ASSERT_EQUAL(c->acls[0].rules[2].src.ip.ver, CFG_IPV6);
+	CU_ASSERT_EQUAL(c->acls[0].rules[2].src.len, 8);
+	CU_ASSERT_EQUAL(c->acls[0].rules[2].dst.len, 0);
+	CU_ASSERT_EQUAL(c->acls[0].rules[2].ops, CFG_OP_ATOMIC);
+	CU_ASSERT_EQUAL(c->acls[1].tenant, 1);
+	CU_ASSERT_EQUAL(c->acls[1].def, CFG_ACL_ALLOW);
+	CU_ASSERT_EQUAL(c->acls[1].n_rules, 0);
+	cfg_free(c);
+
+	expect_one("t.json: acls: expected an array", NULL, NULL, NULL, NULL, NULL, ",'acls':{}");
+	expect_one("t.json: acls[0].tenant: unknown tenant \"green\"", NULL, NULL, NULL, NULL, NULL,
+		   ",'acls':[{'tenant':'green','rules':[{'action':'deny'}]}]");
+	expect_one("t.json: acls[0].tenant: missing required key", NULL, NULL, NULL, NULL, NULL,
+		   ",'acls':[{'default':'deny'}]");
+	expect_one("t.json: acls[2].tenant: tenant \"blue\" already has an ACL (acls[0])", NULL, NULL,
+		   NULL, NULL, NULL, ",'acls':[{'tenant':'blue'},{'tenant':'red'},{'tenant':'blue'}]");
+	expect_one("t.json: acls[0].default: \"maybe\" is not one of \"allow\", \"deny\"", NULL, NULL,
+		   NULL, NULL, NULL, ",'acls':[{'tenant':'blue','default':'maybe'}]");
+	expect_one("t.json: acls[0].rules: expected an array", NULL, NULL, NULL, NULL, NULL,
+		   ",'acls':[{'tenant':'blue','rules':{}}]");
+	expect_one("t.json: acls[0].policy: unknown key", NULL, NULL, NULL, NULL, NULL,
+		   ",'acls':[{'tenant':'blue','policy':'deny'}]");
+	expect_one("t.json: acls[0].rules[0]: expected an object", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("'deny'"));
+	expect_one("t.json: acls[0].rules[0].action: missing required key", NULL, NULL, NULL, NULL,
+		   NULL, ACL1("{'src':'10.0.0.0/8'}"));
+	expect_one("t.json: acls[0].rules[0].action: \"drop\" is not one of \"allow\", \"deny\"",
+		   NULL, NULL, NULL, NULL, NULL, ACL1("{'action':'drop'}"));
+	expect_one("t.json: acls[0].rules[0].port: unknown key", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','port':4791}"));
+	/* Prefixes. */
+	expect_one("t.json: acls[0].rules[0].src: \"banana/8\" is not an IPv4 or IPv6 prefix",
+		   NULL, NULL, NULL, NULL, NULL, ACL1("{'action':'deny','src':'banana/8'}"));
+	expect_one("t.json: acls[0].rules[0].dst: \"10.0.0.0/2x\": \"2x\" is not a prefix length",
+		   NULL, NULL, NULL, NULL, NULL, ACL1("{'action':'deny','dst':'10.0.0.0/2x'}"));
+	expect_one("t.json: acls[0].rules[0].dst: \"10.0.0.0/\": \"\" is not a prefix length",
+		   NULL, NULL, NULL, NULL, NULL, ACL1("{'action':'deny','dst':'10.0.0.0/'}"));
+	expect_one("t.json: acls[0].rules[0].src: \"10.0.0.0/-1\": \"-1\" is not a prefix length",
+		   NULL, NULL, NULL, NULL, NULL, ACL1("{'action':'deny','src':'10.0.0.0/-1'}"));
+	expect_one("t.json: acls[0].rules[0].src: \"192.168.1.0/33\": prefix length 33 is out of "
+		   "range (max 32 for IPv4)", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','src':'192.168.1.0/33'}"));
+	expect_one("t.json: acls[0].rules[0].src: \"fd00::/129\": prefix length 129 is out of "
+		   "range (max 128 for IPv6)", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','src':'fd00::/129'}"));
+	expect_one("t.json: acls[0].rules[0].src: \"192.168.1.10/24\" has bits set beyond the "
+		   "prefix length (the prefix is 192.168.1.0/24)", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','src':'192.168.1.10/24'}"));
+	expect_one("t.json: acls[0].rules[0].dst: \"fd00::1/64\" has bits set beyond the prefix "
+		   "length (the prefix is fd00::/64)", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','dst':'fd00::1/64'}"));
+	expect_one("t.json: acls[0].rules[0].src: expected an address prefix string", NULL, NULL,
+		   NULL, NULL, NULL, ACL1("{'action':'deny','src':10}"));
+	expect_one("t.json: acls[0].rules[0].dst: fd00::/8 is IPv6 but src 10.0.0.0/8 is IPv4: "
+		   "the rule can never match", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','src':'10.0.0.0/8','dst':'fd00::/8'}"));
+	/* Types and operations. */
+	expect_one("t.json: acls[0].rules[0].types[1]: \"xrc\" is not one of \"rc\", \"uc\", "
+		   "\"ud\"", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','types':['rc','xrc']}"));
+	expect_one("t.json: acls[0].rules[0].types: must not be empty", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','types':[]}"));
+	expect_one("t.json: acls[0].rules[0].ops[1]: \"bind\" is not one of \"send\", \"write\", "
+		   "\"read\", \"atomic\"", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','ops':['send','bind']}"));
+	expect_one("t.json: acls[0].rules[0].ops[1]: \"read\" is listed twice", NULL, NULL, NULL,
+		   NULL, NULL, ACL1("{'action':'deny','ops':['read','read']}"));
+	expect_one("t.json: acls[0].rules[0].ops: expected an array", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','ops':'read'}"));
+	/* A rule that matches exactly what an earlier one does can never decide. */
+	expect_one("t.json: acls[0].rules[2]: matches exactly what rules[0] matches", NULL, NULL,
+		   NULL, NULL, NULL,
+		   ACL1("{'action':'deny','src':'10.0.0.0/8','ops':['read','write']},"
+			"{'action':'deny','src':'10.0.0.0/8','ops':['read']},"
+			"{'action':'allow','src':'10.0.0.0/8','ops':['write','read']}"));
+	/* Errors in file order, with the record paths. */
+	c = load_doc(NULL, NULL, NULL, NULL, NULL,
+		     ",'acls':[{'tenant':'blue','rules':[{'action':'deny','src':'1.2.3.4/40'},"
+		     "{'action':'nope'}]},{'tenant':'red','rules':[{'action':'deny','ops':['x']}]}]");
+	CU_ASSERT_PTR_NULL(c);
+	CU_ASSERT_EQUAL(errs.n, 3);
+	if (errs.n == 3) {
+		CU_ASSERT(strstr(errs.msg[0], "acls[0].rules[0].src:") != NULL);
+		CU_ASSERT(strstr(errs.msg[1], "acls[0].rules[1].action:") != NULL);
+		CU_ASSERT(strstr(errs.msg[2], "acls[1].rules[0].ops[0]:") != NULL);
+	}
+	cfg_free(c);
+}
+
 static void
 test_errors_api(void)
 {
@@ -1352,11 +1524,13 @@ main(void)
 	CU_add_test(s, "max_qps quota", test_quota);
 	CU_add_test(s, "memory regions", test_mrs);
 	CU_add_test(s, "neighbors, dcqcn, offload", test_neighbors_dcqcn_offload);
+	CU_add_test(s, "offload thresholds", test_offload_thresholds);
 	CU_add_test(s, "several errors at once, in file order", test_multiple_errors);
 	CU_add_test(s, "syntax errors name file:line:col", test_syntax);
 	CU_add_test(s, "JSON values: escapes, big integers, reals", test_json_values);
 	CU_add_test(s, "100000 generated QPs", test_large);
 	CU_add_test(s, "error list API", test_errors_api);
+	CU_add_test(s, "acls", test_acls);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hierarchical shaper: per-connection pacing on a timing wheel (Carousel,
+ * SIGCOMM'17) under a per-tenant token bucket that admits whole messages.
+ *
+ * The library is pure: libc only, no EAL, no mbufs, no clock.  Every call
+ * that depends on time takes `now` in ticks of the caller's clock (the TSC in
+ * the data plane, nanoseconds in the tests), whose rate is given once as
+ * shaper_params.hz.  docs/shaper.md explains the design.
+ *
+ * Objects.  The caller enqueues opaque items (struct shaper_pkt): a
+ * connection id, the packet's wire bytes, a 64-bit cookie (the mbuf pointer)
+ * and message flags.  The shaper keeps them in per-connection FIFOs built
+ * from a fixed pool, allocated once at initialisation: no allocation per
+ * packet.  shaper_dequeue() hands back the cookies of the items that may
+ * leave now.
+ *
+ * Layers, as in rte_meter: parameters in human units (struct
+ * shaper_params, struct shaper_tenant_params, rates in bits per second) are
+ * turned into integer profiles (ticks per byte in 32.32 fixed point) when
+ * they are set; the per-packet path only adds and compares integers.
+ *
+ * Threading.  One shaper instance belongs to one lcore: every function
+ * except shaper_memsize() and the stats getters must be called from that
+ * lcore.  Configuration changes (reload, DCQCN) reach it as calls between
+ * bursts, never concurrently with shaper_enqueue() or shaper_dequeue().
+ */
+#ifndef SHAPER_H
+#define SHAPER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Item flags (struct shaper_pkt.flags). */
+/* First packet of a message.  With a non-zero charge, the whole message is
+ * admitted at this packet and its later packets up to LAST are pre-paid. */
+#define SHAPER_PKT_FIRST	0x0001u
+/* Last packet of a message.  FIRST | LAST is a single-packet message. */
+#define SHAPER_PKT_LAST		0x0002u
+/* Not charged to the tenant bucket (paid on another path, for example a
+ * READ response whose request was charged on the requester's host).  It is
+ * still paced by its connection and counts against the tenant's
+ * transmission rate. */
+#define SHAPER_PKT_EXEMPT	0x0004u
+
+/* An item as the caller enqueues it.  The shaper copies it. */
+struct shaper_pkt {
+	uint64_t cookie;	/* Opaque to the shaper, returned by dequeue. */
+	uint32_t conn;		/* Connection id, < shaper_params.n_conns. */
+	uint32_t bytes;		/* Wire bytes of this packet. */
+	/* With SHAPER_PKT_FIRST: the bytes to admit for the whole message
+	 * (see shaper_msg_wire_bytes(); for a READ request, the response it
+	 * will pull).  0 charges packet by packet. Ignored without FIRST. */
+	uint32_t charge;
+	uint16_t flags;		/* SHAPER_PKT_*. */
+};
+
+/* An item as dequeue returns it. */
+struct shaper_out {
+	uint64_t cookie;
+	uint32_t conn;
+	uint32_t bytes;
+	/* Bytes still queued on the connection behind this packet: the queue
+	 * depth a DCQCN congestion point marks from (Kmin, Kmax, Pmax). */
+	uint32_t conn_queued;
+	uint16_t flags;
+};
+
+/* Why shaper_enqueue() refused an item, declared once. */
+#define SHAPER_DROP_REASONS(X) \
+	X(WATCHDOG, watchdog, "tenant stayed backpressured longer than the watchdog") \
+	X(OVERFLOW, overflow, "tenant queue above its hard limit") \
+	X(NOBUFS, nobufs, "item pool exhausted") \
+	X(DETACHED, detached, "connection not attached to a tenant")
+
+/* Result of shaper_enqueue(): SHAPER_OK, or the reason of a refusal. */
+enum shaper_verdict {
+	SHAPER_OK = 0,
+#define SHAPER_X_ENUM(e, n, d) SHAPER_DROP_##e,
+	SHAPER_DROP_REASONS(SHAPER_X_ENUM)
+#undef SHAPER_X_ENUM
+	SHAPER_DROP_MAX
+};
+
+/* Name of a verdict ("ok", "watchdog", ...) and its sentence. */
+const char *shaper_drop_name(enum shaper_verdict v);
+const char *shaper_drop_desc(enum shaper_verdict v);
+
+/*
+ * Instance parameters.  A zero field takes the default in brackets.
+ */
+struct shaper_params {
+	uint64_t hz;		/* Ticks per second of `now` (required). */
+	uint32_t n_conns;	/* Connection ids 0 .. n_conns - 1 (required). */
+	uint32_t n_tenants;	/* Tenant ids 0 .. n_tenants - 1, at most 65535 (required). */
+	uint32_t n_items;	/* Item pool capacity (required). */
+	/* Timing wheel: slots (a power of two, at least 64) [4096] of
+	 * wheel_slot_ns each (rounded down to a power of two ticks) [1000].
+	 * The horizon (slots x width) should cover the longest gap between two
+	 * packets of a connection; later entries are re-filed when their slot
+	 * comes round, which costs a little. */
+	uint32_t wheel_slots;
+	uint32_t wheel_slot_ns;
+	/* How far a backlogged connection may catch up when it was served
+	 * late (the poll loop was busy) [max(20 us, 4 wheel slots)]. */
+	uint32_t conn_slack_ns;
+	/* Fair-share quantum in bytes, the DRR quantum (one MTU) [4096]. */
+	uint32_t fair_quantum;
+	/* Backpressure longer than this turns into dropping whole messages
+	 * [100 ms]. */
+	uint32_t watchdog_ms;
+	/* Achieved-rate EWMA: sample window [1000 us]; the weight of a new
+	 * sample is 1/4. */
+	uint32_t ewma_window_us;
+	/* Packets one tenant may send before the next active tenant's turn [8]. */
+	uint32_t tenant_visit_pkts;
+};
+
+/* Per-tenant parameters (from the config's "rate"), set and changed by
+ * shaper_tenant_config(). */
+struct shaper_tenant_params {
+	uint64_t rate_bps;	/* Tenant cap in bits/s; 0: no tenant cap. */
+	uint64_t burst_bytes;	/* Bucket depth [max(fair_quantum, 10 us at rate)]. */
+	uint64_t qlimit_bytes;	/* Backpressure threshold [4 MiB]. */
+	uint64_t qlimit_hard_bytes; /* New messages refused above this [2 x qlimit]. */
+};
+
+/* A tenant's telemetry (/roce/tenants). */
+struct shaper_tenant_stats {
+	uint64_t rate_bps;	/* Configured rate, 0 when uncapped. */
+	uint64_t burst_bytes;
+	uint64_t achieved_bps;	/* EWMA of dequeued bits per second. */
+	int64_t tokens;		/* Admission bucket; negative while a message is being paid off. */
+	uint64_t queued_bytes;
+	uint64_t queued_limit;
+	bool full;		/* Backpressure on: stop polling the tenant's port. */
+	bool dropping;		/* Watchdog tripped: new messages are refused. */
+	uint64_t backpressure_ns; /* Total time full, including now. */
+	uint64_t watchdog_trips;
+	uint32_t conns;		/* Attached connections. */
+	uint64_t enq_pkts, enq_bytes;
+	uint64_t deq_pkts, deq_bytes;
+	uint64_t charged_bytes;	/* Admitted through the bucket, shaper_charge() included. */
+	uint64_t drop_pkts[SHAPER_DROP_MAX];	/* Refused packets by reason. */
+	uint64_t drop_msgs[SHAPER_DROP_MAX];	/* Refused messages by reason. */
+};
+
+/* A connection's telemetry (/roce/connections). */
+struct shaper_conn_stats {
+	uint32_t tenant;
+	bool attached;
+	uint64_t cap_bps;	/* Configured cap, 0 when uncapped. */
+	uint64_t cc_bps;	/* Rate from congestion control, 0 when none. */
+	uint64_t pacing_bps;	/* min of the two, 0 when unpaced. */
+	uint32_t queued_bytes;
+	uint32_t queued_items;
+};
+
+/* The instance's own counters. */
+struct shaper_stats {
+	uint32_t items;		/* Pool capacity. */
+	uint32_t items_used;	/* Items queued now. */
+	uint64_t drops_detached; /* Refused: no such connection, or not attached. */
+};
+
+struct shaper;
+
+/* Bytes of memory an instance needs, or 0 if the parameters are invalid. */
+size_t shaper_memsize(const struct shaper_params *p);
+
+/*
+ * Lay an instance out in caller memory (for example rte_zmalloc_socket on
+ * the lcore's socket), aligned to 64 bytes and at least shaper_memsize()
+ * long.  Returns NULL if the parameters are invalid.  `now` starts the
+ * clock.  Every tenant starts uncapped and every connection detached.
+ */
+struct shaper *shaper_init(void *mem, size_t len, const struct shaper_params *p,
+	uint64_t now);
+
+/* The same with memory from aligned_alloc(); release with shaper_free(). */
+struct shaper *shaper_create(const struct shaper_params *p, uint64_t now);
+void shaper_free(struct shaper *sh);
+
+/*
+ * Set or change a tenant's rate, burst and queue limits.  On a change the
+ * tokens are capped to the new burst and a debt is kept in bytes (so waits
+ * rescale to the new rate): no burst and no stall.  Returns 0 or -EINVAL.
+ */
+int shaper_tenant_config(struct shaper *sh, uint32_t tenant,
+	const struct shaper_tenant_params *tp, uint64_t now);
+
+/*
+ * Attach an empty connection to a tenant with a cap in bits/s (0: none).
+ * Returns 0, -EINVAL, or -EBUSY if the connection still holds items.
+ */
+int shaper_conn_attach(struct shaper *sh, uint32_t conn, uint32_t tenant,
+	uint64_t cap_bps, uint64_t now);
+
+/* Detach an empty connection.  Returns 0, -EINVAL or -EBUSY. */
+int shaper_conn_detach(struct shaper *sh, uint32_t conn);
+
+/*
+ * Change a connection's configured cap (reload) or its congestion-control
+ * rate (DCQCN), in bits/s, 0 meaning none.  The pacing rate is the minimum of
+ * the two; rates are kept with 1 kbit/s resolution.  The wait for the next
+ * packet is rescaled to the new rate: no burst and no stall.
+ */
+int shaper_conn_set_cap(struct shaper *sh, uint32_t conn, uint64_t cap_bps,
+	uint64_t now);
+int shaper_conn_set_rate(struct shaper *sh, uint32_t conn, uint64_t rate_bps,
+	uint64_t now);
+
+/*
+ * Queue one packet.  On SHAPER_OK the shaper owns the item until dequeue
+ * returns its cookie; on a refusal the caller still owns it and frees it.
+ * A message (the packets up to one flagged LAST) is accepted or refused as a
+ * whole: once its first packet is accepted its later packets are accepted
+ * even above the limits (the pool permitting), once refused they are refused
+ * too.
+ */
+enum shaper_verdict shaper_enqueue(struct shaper *sh,
+	const struct shaper_pkt *pkt, uint64_t now);
+
+/*
+ * Up to `max` items that may leave at `now`, in an order that respects each
+ * connection's FIFO, its pacing rate, its tenant's bucket and the fair share
+ * among the tenant's connections.  Returns the number written to `out`.
+ */
+unsigned int shaper_dequeue(struct shaper *sh, uint64_t now,
+	struct shaper_out *out, unsigned int max);
+
+/*
+ * The earliest time at which shaper_dequeue() may return something: `now`
+ * if it may already, UINT64_MAX if nothing is queued.  For the caller's idle
+ * wait; it may be early by one wheel slot, never late.
+ */
+uint64_t shaper_next_deadline(const struct shaper *sh, uint64_t now);
+
+/* Charge bytes seen on another path to a tenant's bucket (may go negative). */
+void shaper_charge(struct shaper *sh, uint32_t tenant, uint64_t bytes,
+	uint64_t now);
+
+/*
+ * True while the tenant's queues are full and the caller should stop
+ * polling its port.  It turns false again when the queues drain below the
+ * limit, or when the watchdog trips: the caller then polls again and
+ * shaper_enqueue() refuses new messages until the queue is half empty.
+ */
+bool shaper_tenant_full(struct shaper *sh, uint32_t tenant, uint64_t now);
+
+/* Telemetry.  Read-only: safe from the lcore that owns the instance. */
+void shaper_tenant_stats(const struct shaper *sh, uint32_t tenant,
+	uint64_t now, struct shaper_tenant_stats *st);
+void shaper_conn_stats(const struct shaper *sh, uint32_t conn,
+	struct shaper_conn_stats *st);
+void shaper_stats(const struct shaper *sh, struct shaper_stats *st);
+
+/*
+ * Wire bytes of a message of `payload` bytes sent in packets of at most
+ * `mtu` payload bytes, each with `hdr` bytes of headers and trailers, the
+ * first with `first_extra` more (a RETH).  A zero-length message is one
+ * packet.
+ */
+static inline uint64_t
+shaper_msg_wire_bytes(uint64_t payload, uint32_t mtu, uint32_t hdr,
+	uint32_t first_extra)
+{
+	uint64_t pkts = payload == 0 ? 1 : (payload + mtu - 1) / mtu;
+
+	return payload + pkts * hdr + first_extra;
+}
+
+#endif /* SHAPER_H */

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shaper's internal state.  Not part of the API: the tests and the data
+ * plane use shaper.h only.
+ *
+ * Time.  `now` is in ticks.  Timestamps that accumulate packet times carry
+ * 32 more bits of fraction (a tick in 32.32 fixed point, held in 128 bits
+ * where it is computed), so that pacing at 100 Gbit/s on a nanosecond clock
+ * does not drift: 4096 bytes last 327.68 ns.  A rate becomes a profile:
+ * `cpb`, ticks per byte in 32.32 fixed point, and a packet's time is
+ * bytes * cpb, one multiplication.
+ *
+ * Token buckets are kept as virtual times (GCRA): a bucket with rate r and
+ * depth B is the time `ts` at which its tokens would be zero.  Tokens =
+ * (now - ts) / cpb, and they are >= 0 when ts <= now.  Charging n bytes is
+ * ts = max(ts, now - B * cpb) + n * cpb.  No refill arithmetic per packet.
+ */
+#ifndef SHAPER_PRIV_H
+#define SHAPER_PRIV_H
+
+#include <stdint.h>
+
+#include "shaper.h"
+#include "shaper_wheel.h"
+
+__extension__ typedef unsigned __int128 shaper_u128;
+
+#define SHAPER_NIL		UINT32_MAX
+#define SHAPER_FQ_BUCKETS	64	/* Fair-share calendar; one bitmap word. */
+#define SHAPER_FQ_WINDOW_MIN	16	/* Least admission window, in quanta. */
+#define SHAPER_MAX_TENANTS	65535u
+
+/*
+ * A connection's transmission state (state bits 0-1).  Transmission sends
+ * the FIFO's head; admission runs ahead of it at `cursor`, the first item
+ * not yet admitted.  Every item before the cursor is admitted.
+ */
+enum shaper_conn_state {
+	SHAPER_CONN_IDLE,	/* Empty queue. */
+	SHAPER_CONN_WHEEL,	/* Head admitted, waiting for its pacing time. */
+	SHAPER_CONN_RUN,	/* Head admitted and due: in the tenant's run list. */
+	SHAPER_CONN_HOLD,	/* Head not admitted yet (head == cursor). */
+};
+
+#define SHAPER_CS_TX_MASK	0x03u
+#define SHAPER_CS_FAIR		0x04u	/* In the tenant's fair calendar. */
+
+/* Connection flags. */
+#define SHAPER_CF_ATTACHED	0x01u
+#define SHAPER_CF_MSG_OPEN	0x02u	/* Admission side: items are pre-paid until LAST. */
+#define SHAPER_CF_ENQ_OPEN	0x04u	/* Enqueue side: a message was accepted and goes on. */
+#define SHAPER_CF_ENQ_REFUSE	0x08u	/* Enqueue side: a message was refused and goes on. */
+#define SHAPER_CF_REASON_SHIFT	4	/* Bits 4-6: the refusal's verdict. */
+#define SHAPER_CF_REASON_MASK	0x70u
+
+/* Item flags besides the caller's SHAPER_PKT_* (which take the low bits). */
+#define SHAPER_IF_CALLER	0x00ffu
+#define SHAPER_IF_ADMITTED	0x8000u	/* Charged, or pre-paid, or exempt. */
+
+/*
+ * Per-connection state: one cache line, so a million connections take
+ * 64 MB.  Written by the owning lcore only.
+ */
+struct shaper_conn {
+	uint64_t next_ts;	/* Pacing: earliest send of the head, ticks... */
+	uint64_t cpb;		/* Pacing profile: ticks per byte, 32.32; 0 = unpaced. */
+	uint64_t vfinish;	/* Fair share: bytes admitted, in the tenant's virtual time. */
+	uint32_t next_frac;	/* ...and its fraction. */
+	uint32_t head;		/* FIFO of items, SHAPER_NIL when empty. */
+	uint32_t tail;
+	uint32_t cursor;	/* First item not admitted, or SHAPER_NIL. */
+	uint32_t qbytes;
+	uint32_t qitems;
+	uint32_t ahead;		/* Bytes admitted and not sent yet. */
+	uint32_t link;		/* Next in the run list; the wheel position in WHEEL. */
+	uint32_t flink;		/* Next in a fair-calendar bucket. */
+	uint16_t tenant;
+	uint8_t state;		/* SHAPER_CONN_* | SHAPER_CS_*. */
+	uint8_t flags;		/* SHAPER_CF_*. */
+};
+
+_Static_assert(sizeof(struct shaper_conn) == 64, "connection state is one cache line");
+
+/* A connection's configured rates: read only when a rate changes. */
+struct shaper_conn_cfg {
+	uint32_t cap_kbps;	/* Configured cap, 0 = none. */
+	uint32_t cc_kbps;	/* Congestion-control rate, 0 = none. */
+};
+
+/* An item: one queued packet. */
+struct shaper_item {
+	uint64_t cookie;
+	uint32_t bytes;
+	uint32_t charge;
+	uint32_t next;		/* Next item of the connection, or of the free list. */
+	uint16_t flags;		/* SHAPER_PKT_* | SHAPER_IF_*. */
+	uint16_t unused;
+};
+
+_Static_assert(sizeof(struct shaper_item) == 24, "items are small");
+
+enum shaper_tenant_state {
+	SHAPER_TENANT_IDLE,	/* Nothing due. */
+	SHAPER_TENANT_ACTIVE,	/* In the active round robin. */
+	SHAPER_TENANT_WHEEL,	/* Blocked by a bucket, until `wake`. */
+};
+
+enum shaper_block {
+	SHAPER_BLOCK_TX,	/* Transmission bucket empty. */
+	SHAPER_BLOCK_ADM,	/* Admission bucket empty and nothing admitted is due. */
+};
+
+struct shaper_tenant {
+	/* Profile, from struct shaper_tenant_params. */
+	uint64_t rate_bps;	/* 0: uncapped. */
+	uint64_t burst_bytes;
+	uint64_t cpb;		/* 0: uncapped. */
+	shaper_u128 burst_fp;	/* burst_bytes * cpb. */
+	uint64_t qlimit;
+	uint64_t qlimit_hard;
+
+	/* Buckets as virtual times (32.32 ticks). */
+	shaper_u128 adm_ts;	/* Admission: charged per message. */
+	shaper_u128 tx_ts;	/* Transmission: charged per packet sent. */
+
+	/* Connections whose admitted head is due, in round robin. */
+	uint32_t run_head;
+	uint32_t run_tail;
+	/* Connections with something to admit, by virtual finish time in
+	 * quanta: a calendar of SHAPER_FQ_BUCKETS FIFOs from fq_v on. */
+	uint64_t fq_v;
+	uint64_t fq_map;
+	/* A connection asks for admission while it has fewer bytes than this
+	 * admitted ahead of what it sent: the largest charge seen (up to
+	 * 16 MiB), at least SHAPER_FQ_WINDOW_MIN quanta. */
+	uint64_t fq_window;
+	uint32_t fq_head[SHAPER_FQ_BUCKETS];
+	uint32_t fq_tail[SHAPER_FQ_BUCKETS];
+
+	/* Scheduling among tenants. */
+	uint32_t anext;		/* Next in the active list. */
+	uint32_t wpos;		/* Position in the wheel. */
+	uint64_t wake;		/* Ticks; when blocked. */
+	uint8_t state;		/* enum shaper_tenant_state. */
+	uint8_t block;		/* enum shaper_block. */
+	uint32_t n_conns;
+
+	/* Queues, backpressure and watchdog. */
+	uint64_t qbytes;
+	uint64_t full_since;
+	uint64_t bp_ticks;
+	uint64_t wd_trips;
+	bool full;
+	bool dropping;
+
+	/* Achieved rate. */
+	uint64_t win_start;
+	uint64_t win_bytes;
+	double ewma_bps;
+	bool ewma_valid;
+
+	/* Counters. */
+	uint64_t enq_pkts;
+	uint64_t enq_bytes;
+	uint64_t deq_pkts;
+	uint64_t deq_bytes;
+	uint64_t charged;
+	uint64_t drop_pkts[SHAPER_DROP_MAX];
+	uint64_t drop_msgs[SHAPER_DROP_MAX];
+};
+
+struct shaper {
+	uint64_t hz;
+	uint32_t n_conns;
+	uint32_t n_tenants;
+	uint32_t n_items;
+	uint32_t qshift;	/* Fair quantum = 1 << qshift bytes. */
+	uint32_t visit_pkts;
+	shaper_u128 slack_fp;	/* Connection catch-up, 32.32 ticks. */
+	uint64_t wd_ticks;
+	uint64_t ewma_ticks;
+
+	struct shaper_conn *conns;
+	struct shaper_conn_cfg *cfg;
+	struct shaper_item *items;
+	struct shaper_tenant *tenants;
+	uint32_t free_item;
+	uint32_t items_used;
+
+	uint32_t active_head;
+	uint32_t active_tail;
+
+	struct shaper_wheel wheel;
+
+	uint64_t drops_unattached;
+	void *alloc;		/* Set by shaper_create(). */
+};
+
+#endif /* SHAPER_PRIV_H */

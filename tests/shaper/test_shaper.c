@@ -1,0 +1,1223 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of the shaper on a virtual clock (nanoseconds): rate accuracy
+ * per cap and message size, fairness among 512 connections, the tenant cap
+ * binding, work conservation, FIFO order, message-granularity admission,
+ * backpressure and the watchdog, and rate changes without burst or stall.
+ *
+ * Every figure is measured from the dequeued items over a window that
+ * starts after the initial burst, and compared with a bound that the test
+ * states; the bounds are tight enough that a broken pacer, bucket or
+ * fair-share calendar fails them.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <CUnit/Basic.h>
+
+#include "shaper.h"
+#include "shaper_priv.h"
+#include "sim.h"
+
+#define MS		1000000ull	/* Nanoseconds. */
+#define US		1000ull
+#define GBPS		1000000000ull
+
+static const uint64_t caps[] = { 1 * GBPS, 10 * GBPS, 25 * GBPS, 40 * GBPS, 100 * GBPS };
+static const uint32_t sizes[] = { 4096, 16384, 65536, 262144, 1048576 };
+
+/*
+ * Accuracy.  `tenant_cap`: the tenant's bucket is the cap and four uncapped
+ * connections share it; otherwise a single connection carries the cap as its
+ * QP rate under an uncapped tenant.  Returns achieved / cap.
+ */
+static double
+run_accuracy(uint64_t cap, uint32_t msg, bool tenant_cap)
+{
+	struct shaper_params p = sim_params(8, 1, 1u << 16);
+	uint64_t wire = shaper_msg_wire_bytes(msg, SIM_MTU, SIM_HDR, SIM_RETH);
+	uint32_t n = tenant_cap ? 4 : 1;
+	struct sim s;
+	double r;
+
+	sim_init(&s, &p);
+	s.target = 2 * wire > 65536 ? 2 * wire : 65536;
+	if (tenant_cap)
+		sim_tenant(&s, 0, cap, 262144, 64u << 20);
+	else
+		sim_tenant(&s, 0, 0, 0, 64u << 20);
+	for (uint32_t i = 0; i < n; i++)
+		sim_conn(&s, i, 0, tenant_cap ? 0 : cap, msg);
+	sim_window(&s, 20 * MS, 220 * MS);
+	sim_run(&s, 220 * MS);
+	r = sim_bps(s.tenant_win[0], 20 * MS, 220 * MS) / (double)cap;
+	for (uint32_t i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(s.c[i].reorders, 0);
+	sim_fini(&s);
+	return r;
+}
+
+static void
+test_accuracy(bool tenant_cap)
+{
+	double worst = 0;
+
+	for (unsigned int i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		for (unsigned int j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++) {
+			double r = run_accuracy(caps[i], sizes[j], tenant_cap);
+			double err = (r - 1.0) * 100.0;
+
+			printf("\n    %s cap %3llu Gb/s, %7u B messages: achieved %+.4f %%",
+			       tenant_cap ? "tenant" : "QP", (unsigned long long)(caps[i] / GBPS),
+			       sizes[j], err);
+			if (fabs(err) > fabs(worst))
+				worst = err;
+			CU_ASSERT(fabs(err) <= 1.0);
+		}
+	}
+	printf("\n    worst %+.4f %%\n", worst);
+}
+
+static void
+test_accuracy_tenant(void)
+{
+	test_accuracy(true);
+}
+
+static void
+test_accuracy_qp(void)
+{
+	test_accuracy(false);
+}
+
+/* Jain's index of 512 connections with equal 1 Gb/s caps under a 25 Gb/s
+ * tenant, for a message size (0: mixed, 4 KiB to 256 KiB by connection). */
+static double
+run_fairness(uint32_t msg, uint64_t window, double *total)
+{
+	enum { N = 512 };
+	struct shaper_params p = sim_params(N, 1, 1u << 20);
+	double x[N];
+	struct sim s;
+	double j;
+
+	sim_init(&s, &p);
+	s.target = 2 * SIM_MTU;
+	sim_tenant(&s, 0, 25 * GBPS, 262144, 1ull << 30);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t m = msg ? msg : 4096u << (i % 7);
+
+		sim_conn(&s, i, 0, 1 * GBPS, m);
+		if (2ull * m + 4096 > s.target)
+			s.target = 2ull * m + 4096;
+	}
+	sim_window(&s, 20 * MS, 20 * MS + window);
+	sim_run(&s, 20 * MS + window);
+	for (uint32_t i = 0; i < N; i++) {
+		x[i] = sim_bps(s.c[i].win_bytes, 20 * MS, 20 * MS + window);
+		CU_ASSERT_EQUAL(s.c[i].reorders, 0);
+	}
+	j = sim_jain(x, N);
+	*total = sim_bps(s.tenant_win[0], 20 * MS, 20 * MS + window);
+	sim_fini(&s);
+	return j;
+}
+
+static void
+test_fairness(void)
+{
+	double total;
+	double j = run_fairness(65536, 200 * MS, &total);
+
+	printf("\n    512 x 64 KiB messages: Jain %.5f, total %.3f Gb/s", j, total / 1e9);
+	CU_ASSERT(j >= 0.99);
+	CU_ASSERT(fabs(total / (25.0 * GBPS) - 1.0) <= 0.01);
+	j = run_fairness(4096, 200 * MS, &total);
+	printf("\n    512 x 4 KiB messages: Jain %.5f, total %.3f Gb/s", j, total / 1e9);
+	CU_ASSERT(j >= 0.99);
+	CU_ASSERT(fabs(total / (25.0 * GBPS) - 1.0) <= 0.01);
+	j = run_fairness(0, 1000 * MS, &total);
+	printf("\n    512 x mixed 4 KiB..256 KiB messages (1 s): Jain %.5f, total %.3f Gb/s\n",
+	       j, total / 1e9);
+	CU_ASSERT(j >= 0.99);
+	CU_ASSERT(fabs(total / (25.0 * GBPS) - 1.0) <= 0.01);
+}
+
+/*
+ * Four connections under a 20 Gb/s tenant.  `caps_g` gives their caps in
+ * Gb/s and `msg` their message sizes (0: silent).  Fills `got` (Gb/s).
+ */
+static double
+run_share(const uint64_t *caps_g, const uint32_t *msg, double *got)
+{
+	struct shaper_params p = sim_params(4, 1, 1u << 16);
+	struct sim s;
+	double total;
+
+	sim_init(&s, &p);
+	s.target = 2u << 20;
+	sim_tenant(&s, 0, 20 * GBPS, 262144, 64u << 20);
+	for (uint32_t i = 0; i < 4; i++)
+		sim_conn(&s, i, 0, caps_g[i] * GBPS, msg[i]);
+	sim_window(&s, 20 * MS, 220 * MS);
+	sim_run(&s, 220 * MS);
+	for (uint32_t i = 0; i < 4; i++) {
+		got[i] = sim_bps(s.c[i].win_bytes, 20 * MS, 220 * MS) / 1e9;
+		CU_ASSERT_EQUAL(s.c[i].reorders, 0);
+	}
+	total = sim_bps(s.tenant_win[0], 20 * MS, 220 * MS) / 1e9;
+	sim_fini(&s);
+	return total;
+}
+
+static void
+test_tenant_binds(void)
+{
+	const uint64_t c[4] = { 10, 10, 10, 10 };
+	const uint32_t m[4] = { 65536, 1048576, 4096, 262144 };
+	double got[4];
+	double total = run_share(c, m, got);
+
+	printf("\n    QP caps 4 x 10 Gb/s, tenant 20 Gb/s: total %.3f, each %.3f %.3f %.3f %.3f\n",
+	       total, got[0], got[1], got[2], got[3]);
+	CU_ASSERT(fabs(total / 20.0 - 1.0) <= 0.01);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT(fabs(got[i] / 5.0 - 1.0) <= 0.02);
+}
+
+static void
+test_idle_share(void)
+{
+	const uint64_t c[4] = { 10, 10, 10, 10 };
+	const uint32_t m[4] = { 65536, 65536, 65536, 0 };
+	const uint64_t c2[4] = { 2, 10, 10, 10 };
+	const uint32_t m2[4] = { 65536, 65536, 65536, 65536 };
+	double got[4];
+	double total = run_share(c, m, got);
+
+	printf("\n    one of four idle: total %.3f, each %.3f %.3f %.3f %.3f",
+	       total, got[0], got[1], got[2], got[3]);
+	CU_ASSERT(fabs(total / 20.0 - 1.0) <= 0.01);
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT(fabs(got[i] / (20.0 / 3) - 1.0) <= 0.02);
+	CU_ASSERT_EQUAL(got[3], 0);
+
+	/* One connection capped at 2 Gb/s: the others share the rest. */
+	total = run_share(c2, m2, got);
+	printf("\n    caps 2,10,10,10: total %.3f, each %.3f %.3f %.3f %.3f\n",
+	       total, got[0], got[1], got[2], got[3]);
+	CU_ASSERT(fabs(total / 20.0 - 1.0) <= 0.01);
+	CU_ASSERT(fabs(got[0] / 2.0 - 1.0) <= 0.01);
+	for (int i = 1; i < 4; i++)
+		CU_ASSERT(fabs(got[i] / 6.0 - 1.0) <= 0.02);
+}
+
+/* A connection that wakes up after 100 ms gets its share from then on, not
+ * 100 ms of credit that would starve the other one. */
+static void
+test_idle_no_credit(void)
+{
+	struct shaper_params p = sim_params(2, 1, 1u << 16);
+	struct sim s;
+	double a, b;
+
+	sim_init(&s, &p);
+	s.target = 256 * 1024;
+	sim_tenant(&s, 0, 10 * GBPS, 65536, 64u << 20);
+	sim_conn(&s, 0, 0, 0, 65536);
+	sim_conn(&s, 1, 0, 0, 0);
+	sim_run(&s, 100 * MS);
+	s.c[1].msg_bytes = 65536;
+	s.c[1].dirty = true;
+	s.dirty[s.n_dirty++] = 1;
+	sim_window(&s, 101 * MS, 111 * MS);
+	sim_run(&s, 111 * MS);
+	a = sim_bps(s.c[0].win_bytes, 101 * MS, 111 * MS) / 1e9;
+	b = sim_bps(s.c[1].win_bytes, 101 * MS, 111 * MS) / 1e9;
+	printf("\n    after 100 ms alone, then two: %.3f and %.3f Gb/s\n", a, b);
+	CU_ASSERT(fabs(a / 5.0 - 1.0) <= 0.03);
+	CU_ASSERT(fabs(b / 5.0 - 1.0) <= 0.03);
+	sim_fini(&s);
+}
+
+/*
+ * Fair in bytes, not in packets: two connections of single-packet messages,
+ * 1 KiB and 4 KiB, under a binding 10 Gb/s tenant get 5 Gb/s each (a
+ * round robin of admissions would give them 2 and 8).
+ */
+static void
+test_fair_bytes(void)
+{
+	struct shaper_params p = sim_params(2, 1, 1u << 16);
+	struct sim s;
+	double a, b;
+
+	sim_init(&s, &p);
+	s.target = 256 * 1024;
+	sim_tenant(&s, 0, 10 * GBPS, 65536, 64u << 20);
+	sim_conn(&s, 0, 0, 0, 1024);
+	sim_conn(&s, 1, 0, 0, 4096);
+	sim_window(&s, 20 * MS, 120 * MS);
+	sim_run(&s, 120 * MS);
+	a = sim_bps(s.c[0].win_bytes, 20 * MS, 120 * MS) / 1e9;
+	b = sim_bps(s.c[1].win_bytes, 20 * MS, 120 * MS) / 1e9;
+	printf("\n    1 KiB and 4 KiB packets under 10 Gb/s: %.3f and %.3f Gb/s\n", a, b);
+	CU_ASSERT(fabs(a / 5.0 - 1.0) <= 0.02);
+	CU_ASSERT(fabs(b / 5.0 - 1.0) <= 0.02);
+	sim_fini(&s);
+}
+
+/* Several tenants, each holding its own cap side by side. */
+static void
+test_tenant_isolation(void)
+{
+	struct shaper_params p = sim_params(12, 3, 1u << 16);
+	const uint64_t rate[3] = { 5 * GBPS, 10 * GBPS, 30 * GBPS };
+	struct sim s;
+
+	sim_init(&s, &p);
+	s.target = 256 * 1024;
+	for (uint32_t t = 0; t < 3; t++) {
+		sim_tenant(&s, t, rate[t], 262144, 64u << 20);
+		for (uint32_t i = 0; i < 4; i++)
+			sim_conn(&s, t * 4 + i, t, 0, 16384u << i);
+	}
+	sim_window(&s, 20 * MS, 220 * MS);
+	sim_run(&s, 220 * MS);
+	for (uint32_t t = 0; t < 3; t++) {
+		double r = sim_bps(s.tenant_win[t], 20 * MS, 220 * MS) / (double)rate[t];
+
+		printf("%s tenant %u: %.4f of its cap", t ? "," : "\n   ", t, r);
+		CU_ASSERT(fabs(r - 1.0) <= 0.01);
+	}
+	printf("\n");
+	sim_fini(&s);
+}
+
+/* FIFO per connection under rate changes (tenants capped, uncapped and back;
+ * DCQCN rates set and released), several tenants, mixed sizes, per-packet
+ * and per-message charging; then everything drains. */
+static void
+test_no_reorder(void)
+{
+	struct shaper_params p = sim_params(64, 4, 1u << 18);
+	struct shaper_tenant_stats st;
+	uint64_t enq = 0, deq = 0;
+	struct sim s;
+
+	sim_init(&s, &p);
+	s.target = 128 * 1024;
+	for (uint32_t t = 0; t < 4; t++)
+		sim_tenant(&s, t, (t + 1) * 5 * GBPS, 65536, 64u << 20);
+	for (uint32_t i = 0; i < 64; i++) {
+		sim_conn(&s, i, i % 4, (i % 3) * 4 * GBPS, 4096u << (i % 6));
+		s.c[i].per_packet = (i % 5) == 0;
+	}
+	for (int k = 0; k < 100; k++) {
+		uint32_t ci = (uint32_t)(sim_rand(&s) % 64);
+
+		sim_run(&s, s.now + 500 * US);
+		/* DCQCN rates from 0.5 to 10 Gb/s, or released (0). */
+		CU_ASSERT_EQUAL(shaper_conn_set_rate(s.sh, ci,
+			(sim_rand(&s) % 21) * GBPS / 2, s.now), 0);
+		/* Reloads, some of them to uncapped (0) and back. */
+		if (k % 5 == 0)
+			sim_tenant(&s, (uint32_t)k / 5 % 4, (sim_rand(&s) % 31) * GBPS,
+				   65536, 64u << 20);
+	}
+	/* Stop posting and drain. */
+	for (uint32_t i = 0; i < 64; i++)
+		s.c[i].msg_bytes = 0;
+	sim_run(&s, s.now + 200 * MS);
+	for (uint32_t i = 0; i < 64; i++) {
+		CU_ASSERT_EQUAL(s.c[i].reorders, 0);
+		CU_ASSERT_EQUAL(s.c[i].queued, 0);
+		CU_ASSERT_EQUAL(s.c[i].seq_deq, s.c[i].seq_enq);
+	}
+	for (uint32_t t = 0; t < 4; t++) {
+		shaper_tenant_stats(s.sh, t, s.now, &st);
+		enq += st.enq_pkts;
+		deq += st.deq_pkts;
+		CU_ASSERT_EQUAL(st.queued_bytes, 0);
+	}
+	CU_ASSERT_EQUAL(enq, deq);
+	CU_ASSERT(enq > 100000);
+	CU_ASSERT_EQUAL(s.sh->items_used, 0);
+	CU_ASSERT_EQUAL(shaper_next_deadline(s.sh, s.now), UINT64_MAX);
+	sim_fini(&s);
+}
+
+static struct shaper *
+one_tenant(uint64_t rate, uint64_t burst, uint64_t qlimit, uint32_t n_conns)
+{
+	struct shaper_params p = sim_params(n_conns, 1, 1u << 16);
+	struct shaper_tenant_params tp = {
+		.rate_bps = rate, .burst_bytes = burst, .qlimit_bytes = qlimit,
+	};
+	struct shaper *sh = shaper_create(&p, 0);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
+	CU_ASSERT_EQUAL(shaper_tenant_config(sh, 0, &tp, 0), 0);
+	for (uint32_t i = 0; i < n_conns; i++)
+		CU_ASSERT_EQUAL(shaper_conn_attach(sh, i, 0, 0, 0), 0);
+	return sh;
+}
+
+/* Post a WRITE of `len` payload bytes on `conn`; returns its wire bytes. */
+static uint64_t
+post_write(struct shaper *sh, uint32_t conn, uint32_t len, uint64_t now,
+	enum shaper_verdict *v)
+{
+	uint64_t wire = shaper_msg_wire_bytes(len, SIM_MTU, SIM_HDR, SIM_RETH);
+	uint32_t n = (len + SIM_MTU - 1) / SIM_MTU;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct shaper_pkt p = {
+			.cookie = i, .conn = conn,
+			.bytes = SIM_MTU + SIM_HDR + (i == 0 ? SIM_RETH : 0),
+			.charge = i == 0 ? (uint32_t)wire : 0,
+			.flags = (uint16_t)((i == 0 ? SHAPER_PKT_FIRST : 0) |
+				(i + 1 == n ? SHAPER_PKT_LAST : 0)),
+		};
+
+		v[i] = shaper_enqueue(sh, &p, now);
+	}
+	return wire;
+}
+
+/* A 1 MiB WRITE is charged once, whole, when its first packet leaves. */
+static void
+test_message_admission(void)
+{
+	struct shaper *sh = one_tenant(10 * GBPS, 262144, 64u << 20, 3);
+	enum shaper_verdict v[256];
+	struct shaper_tenant_stats st;
+	struct shaper_out o[32];
+	uint64_t wire, now = 0, t_other = 0;
+	unsigned int n, sent = 0;
+
+	wire = post_write(sh, 0, 1u << 20, now, v);
+	for (int i = 0; i < 256; i++)
+		CU_ASSERT_EQUAL(v[i], SHAPER_OK);
+	shaper_tenant_stats(sh, 0, now, &st);
+	CU_ASSERT_EQUAL(st.charged_bytes, 0);
+	CU_ASSERT_EQUAL(st.tokens, 262144);
+
+	n = shaper_dequeue(sh, now, o, 1);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT(o[0].flags & SHAPER_PKT_FIRST);
+	shaper_tenant_stats(sh, 0, now, &st);
+	CU_ASSERT_EQUAL(st.charged_bytes, wire);
+	CU_ASSERT_EQUAL(st.tokens, 262144 - (int64_t)wire);
+
+	/* The rest of the message is pre-paid: the charge does not move while
+	 * it flows, at the tenant's rate. */
+	sent = 1;
+	while (sent < 256) {
+		now += 1 * US;
+		n = shaper_dequeue(sh, now, o, 32);
+		sent += n;
+		shaper_tenant_stats(sh, 0, now, &st);
+		CU_ASSERT_EQUAL(st.charged_bytes, wire);
+	}
+	/* 1 MiB at 10 Gb/s is 843 us, less the 256 KiB burst (210 us). */
+	printf("\n    1 MiB WRITE: charged %llu B once, finished at %llu us",
+	       (unsigned long long)st.charged_bytes, (unsigned long long)(now / US));
+	CU_ASSERT(now >= 600 * US && now <= 680 * US);
+
+	/* A single packet on another connection waits until the bucket has
+	 * paid the message off: tokens >= 0 again. */
+	{
+		struct shaper_pkt p = {
+			.cookie = 7, .conn = 1, .bytes = 100,
+			.flags = SHAPER_PKT_FIRST | SHAPER_PKT_LAST,
+		};
+
+		CU_ASSERT_EQUAL(shaper_enqueue(sh, &p, now), SHAPER_OK);
+		while (shaper_dequeue(sh, now, o, 32) == 0) {
+			CU_ASSERT(now < 2 * MS);
+			if (now >= 2 * MS)
+				break;
+			now += 1 * US;
+		}
+		t_other = now;
+		shaper_tenant_stats(sh, 0, now, &st);
+		CU_ASSERT_EQUAL(st.charged_bytes, wire + 100);
+	}
+	printf(", next packet admitted at %llu us\n", (unsigned long long)(t_other / US));
+	CU_ASSERT(t_other >= 630 * US && t_other <= 690 * US);
+	shaper_free(sh);
+}
+
+/* A READ request pays for the response it pulls; exempt packets do not pay;
+ * shaper_charge() pays for bytes seen elsewhere. */
+static void
+test_read_and_charge(void)
+{
+	struct shaper *sh = one_tenant(8 * GBPS, 65536, 64u << 20, 2);
+	struct shaper_tenant_stats st;
+	struct shaper_out o[4];
+	struct shaper_pkt rd = {
+		.cookie = 1, .conn = 0, .bytes = 74, .charge = 1u << 20,
+		.flags = SHAPER_PKT_FIRST | SHAPER_PKT_LAST,
+	};
+	struct shaper_pkt ex = {
+		.cookie = 2, .conn = 1, .bytes = 1000, .flags = SHAPER_PKT_EXEMPT |
+			SHAPER_PKT_FIRST | SHAPER_PKT_LAST,
+	};
+	struct shaper_pkt ack = {
+		.cookie = 3, .conn = 1, .bytes = 62, .flags = SHAPER_PKT_FIRST | SHAPER_PKT_LAST,
+	};
+	uint64_t now = 0;
+	int64_t tokens;
+
+	CU_ASSERT_EQUAL(shaper_enqueue(sh, &rd, now), SHAPER_OK);
+	CU_ASSERT_EQUAL(shaper_dequeue(sh, now, o, 4), 1);
+	shaper_tenant_stats(sh, 0, now, &st);
+	CU_ASSERT_EQUAL(st.charged_bytes, 1u << 20);
+	CU_ASSERT_EQUAL(st.deq_bytes, 74);
+	CU_ASSERT_EQUAL(st.tokens, 65536 - (1 << 20));
+
+	/* Exempt: leaves at once although the bucket is in debt. */
+	CU_ASSERT_EQUAL(shaper_enqueue(sh, &ex, now), SHAPER_OK);
+	CU_ASSERT_EQUAL(shaper_dequeue(sh, now + 2 * US, o, 4), 1);
+	shaper_tenant_stats(sh, 0, now + 2 * US, &st);
+	CU_ASSERT_EQUAL(st.charged_bytes, 1u << 20);
+
+	/* An ACK waits for the debt: (1 MiB - 64 KiB) at 8 Gb/s = 983 us. */
+	CU_ASSERT_EQUAL(shaper_enqueue(sh, &ack, now), SHAPER_OK);
+	CU_ASSERT_EQUAL(shaper_dequeue(sh, 900 * US, o, 4), 0);
+	CU_ASSERT(shaper_next_deadline(sh, 900 * US) > 900 * US);
+	CU_ASSERT(shaper_next_deadline(sh, 900 * US) <= 985 * US);
+	CU_ASSERT_EQUAL(shaper_dequeue(sh, 986 * US, o, 4), 1);
+
+	/* shaper_charge(): 80 KB seen on the receive path takes 80 KB of
+	 * tokens, 80 us at 8 Gb/s. */
+	shaper_tenant_stats(sh, 0, 986 * US, &st);
+	tokens = st.tokens;
+	shaper_charge(sh, 0, 80000, 986 * US);
+	shaper_tenant_stats(sh, 0, 986 * US, &st);
+	CU_ASSERT_EQUAL(st.tokens, tokens - 80000);
+	CU_ASSERT_EQUAL(st.charged_bytes, (1u << 20) + 62 + 80000);
+	CU_ASSERT_EQUAL(shaper_enqueue(sh, &ack, 986 * US), SHAPER_OK);
+	CU_ASSERT_EQUAL(shaper_dequeue(sh, 1050 * US, o, 4), 0);
+	CU_ASSERT_EQUAL(shaper_dequeue(sh, 1070 * US, o, 4), 1);
+	shaper_free(sh);
+}
+
+/* Queue limit: backpressure while full, with its time; refusal above the
+ * hard limit, whole messages only. */
+static void
+test_backpressure(void)
+{
+	struct shaper *sh = one_tenant(1 * GBPS, 65536, 1u << 20, 4);
+	struct shaper_tenant_stats st;
+	enum shaper_verdict v[256];
+	struct shaper_out o[32];
+	uint64_t now = 0;
+	int posted = 0;
+
+	/* Post 64 KiB writes until the tenant says stop. */
+	while (!shaper_tenant_full(sh, 0, now)) {
+		post_write(sh, (uint32_t)posted % 4, 65536, now, v);
+		posted++;
+	}
+	CU_ASSERT_EQUAL(posted, 16);
+	shaper_tenant_stats(sh, 0, now, &st);
+	CU_ASSERT(st.full);
+	CU_ASSERT(!st.dropping);
+	CU_ASSERT(st.queued_bytes >= 1u << 20);
+
+	/* A caller that ignores it may still add until the hard limit (2 MiB);
+	 * the message that crosses it is accepted whole, the next is refused
+	 * whole. */
+	for (int i = 0; i < 15; i++) {
+		post_write(sh, 0, 65536, now, v);
+		CU_ASSERT_EQUAL(v[0], SHAPER_OK);
+		CU_ASSERT_EQUAL(v[15], SHAPER_OK);
+	}
+	post_write(sh, 1, 65536, now, v);
+	CU_ASSERT_EQUAL(v[0], SHAPER_OK);
+	post_write(sh, 2, 65536, now, v);
+	for (int i = 0; i < 16; i++)
+		CU_ASSERT_EQUAL(v[i], SHAPER_DROP_OVERFLOW);
+	shaper_tenant_stats(sh, 0, now, &st);
+	CU_ASSERT_EQUAL(st.drop_msgs[SHAPER_DROP_OVERFLOW], 1);
+	CU_ASSERT_EQUAL(st.drop_pkts[SHAPER_DROP_OVERFLOW], 16);
+
+	/* Drain at 1 Gb/s after a 64 KiB burst; backpressure ends when the
+	 * queue (2 127 360 B) falls under 1 MiB: (1 078 784 - 65 536) * 8 ns =
+	 * 8.1 ms. */
+	while (shaper_tenant_full(sh, 0, now)) {
+		now += 10 * US;
+		shaper_dequeue(sh, now, o, 32);
+	}
+	shaper_tenant_stats(sh, 0, now, &st);
+	printf("\n    backpressured for %.3f ms, queue %llu B\n", st.backpressure_ns / 1e6,
+	       (unsigned long long)st.queued_bytes);
+	CU_ASSERT(!st.full);
+	CU_ASSERT(st.backpressure_ns >= 8050 * US && st.backpressure_ns <= 8200 * US);
+	CU_ASSERT_EQUAL(st.watchdog_trips, 0);
+	shaper_free(sh);
+}
+
+/* Stuck longer than the watchdog: whole messages refused and counted. */
+static void
+test_watchdog(void)
+{
+	struct shaper *sh = one_tenant(1 * GBPS, 65536, 1u << 20, 4);
+	struct shaper_tenant_stats st;
+	enum shaper_verdict v[256];
+	struct shaper_out o[32];
+	uint64_t now = 0;
+
+	while (!shaper_tenant_full(sh, 0, now))
+		post_write(sh, 0, 65536, now, v);
+	/* A message on connection 1 is half posted when the port stops. */
+	for (uint32_t i = 0; i < 8; i++) {
+		struct shaper_pkt p = {
+			.conn = 1, .bytes = SIM_MTU + SIM_HDR,
+			.charge = 16 * (SIM_MTU + SIM_HDR),
+			.flags = i == 0 ? SHAPER_PKT_FIRST : 0,
+		};
+
+		CU_ASSERT_EQUAL(shaper_enqueue(sh, &p, now), SHAPER_OK);
+	}
+	/* The egress is stuck (nothing dequeued, as under a PFC storm) for
+	 * 99 ms: backpressure, no drops. */
+	now = 99 * MS;
+	CU_ASSERT(shaper_tenant_full(sh, 0, now));
+	shaper_tenant_stats(sh, 0, now, &st);
+	CU_ASSERT(!st.dropping);
+	/* After 100 ms the watchdog trips: poll again, refuse new messages. */
+	now = 100 * MS + 1;
+	CU_ASSERT(!shaper_tenant_full(sh, 0, now));
+	shaper_tenant_stats(sh, 0, now, &st);
+	CU_ASSERT(st.dropping);
+	CU_ASSERT_EQUAL(st.watchdog_trips, 1);
+	post_write(sh, 2, 65536, now, v);
+	for (int i = 0; i < 16; i++)
+		CU_ASSERT_EQUAL(v[i], SHAPER_DROP_WATCHDOG);
+	/* The message that was accepted before goes on, past the limit. */
+	for (uint32_t i = 8; i < 16; i++) {
+		struct shaper_pkt p = {
+			.conn = 1, .bytes = SIM_MTU + SIM_HDR,
+			.flags = i == 15 ? SHAPER_PKT_LAST : 0,
+		};
+
+		CU_ASSERT_EQUAL(shaper_enqueue(sh, &p, now), SHAPER_OK);
+	}
+	/* A refused message started before a drain is refused to its end,
+	 * even once the queue has room again. */
+	{
+		struct shaper_pkt p = {
+			.conn = 3, .bytes = SIM_MTU + SIM_HDR, .charge = 3 * SIM_MTU,
+			.flags = SHAPER_PKT_FIRST,
+		};
+
+		CU_ASSERT_EQUAL(shaper_enqueue(sh, &p, now), SHAPER_DROP_WATCHDOG);
+	}
+	shaper_tenant_stats(sh, 0, now, &st);
+	CU_ASSERT_EQUAL(st.drop_msgs[SHAPER_DROP_WATCHDOG], 2);
+	CU_ASSERT_EQUAL(st.drop_pkts[SHAPER_DROP_WATCHDOG], 17);
+
+	/* The egress resumes; once the queue is half empty new messages pass. */
+	while (st.dropping) {
+		now += 10 * US;
+		shaper_dequeue(sh, now, o, 32);
+		shaper_tenant_stats(sh, 0, now, &st);
+		CU_ASSERT(now < 200 * MS);
+		if (now >= 200 * MS)
+			break;
+	}
+	CU_ASSERT(st.queued_bytes <= 512 * 1024);
+	{
+		struct shaper_pkt mid = { .conn = 3, .bytes = SIM_MTU + SIM_HDR };
+		struct shaper_pkt last = {
+			.conn = 3, .bytes = SIM_MTU + SIM_HDR, .flags = SHAPER_PKT_LAST,
+		};
+
+		CU_ASSERT_EQUAL(shaper_enqueue(sh, &mid, now), SHAPER_DROP_WATCHDOG);
+		CU_ASSERT_EQUAL(shaper_enqueue(sh, &last, now), SHAPER_DROP_WATCHDOG);
+	}
+	post_write(sh, 2, 65536, now, v);
+	for (int i = 0; i < 16; i++)
+		CU_ASSERT_EQUAL(v[i], SHAPER_OK);
+	shaper_tenant_stats(sh, 0, now, &st);
+	CU_ASSERT_EQUAL(st.drop_msgs[SHAPER_DROP_WATCHDOG], 2);
+	CU_ASSERT_EQUAL(st.drop_pkts[SHAPER_DROP_WATCHDOG], 19);
+	CU_ASSERT(st.backpressure_ns >= 100 * MS);
+	printf("\n    watchdog: %llu messages, %llu packets refused; backpressured %.1f ms\n",
+	       (unsigned long long)st.drop_msgs[SHAPER_DROP_WATCHDOG],
+	       (unsigned long long)st.drop_pkts[SHAPER_DROP_WATCHDOG],
+	       st.backpressure_ns / 1e6);
+	shaper_free(sh);
+}
+
+/* Bytes dequeued in [a, b) by a recording callback. */
+struct rec {
+	uint64_t a, b, bytes;
+};
+
+static void
+rec_out(struct sim *s, const struct shaper_out *o)
+{
+	struct rec *r = s->arg;
+
+	if (s->now >= r->a && s->now < r->b)
+		r->bytes += o->bytes;
+}
+
+/*
+ * A change of rate, at `at`: the bytes of the following millisecond must
+ * stay within new rate x 1 ms + `slack` (no burst) and above 95 % of new
+ * rate x 1 ms (no stall).
+ */
+static void
+check_change(struct sim *s, struct rec *r, uint64_t at, uint64_t new_bps,
+	uint64_t slack, const char *what)
+{
+	double budget = (double)new_bps / 8 * 1e-3;
+
+	r->a = at;
+	r->b = at + 1 * MS;
+	r->bytes = 0;
+	sim_run(s, at + 2 * MS);
+	printf("\n    %s -> %llu Gb/s: %llu B in the next ms (rate x 1 ms = %.0f, bound %.0f)",
+	       what, (unsigned long long)(new_bps / GBPS), (unsigned long long)r->bytes,
+	       budget, budget + (double)slack);
+	CU_ASSERT((double)r->bytes <= budget + (double)slack);
+	CU_ASSERT((double)r->bytes >= 0.95 * budget);
+}
+
+static void
+test_rate_change(void)
+{
+	struct shaper_params p = sim_params(8, 1, 1u << 16);
+	struct sim s;
+	struct rec r = { 0, 0, 0 };
+	const uint64_t pkt = SIM_MTU + SIM_HDR + SIM_RETH;
+
+	/* DCQCN on one connection with 1 MiB messages in flight: the QP's own
+	 * pacing has no burst, at most one packet early (a wheel slot). */
+	sim_init(&s, &p);
+	s.on_out = rec_out;
+	s.arg = &r;
+	s.target = 2u << 20;
+	sim_tenant(&s, 0, 0, 0, 64u << 20);
+	sim_conn(&s, 0, 0, 40 * GBPS, 1u << 20);
+	sim_run(&s, 50 * MS);
+	shaper_conn_set_rate(s.sh, 0, 4 * GBPS, s.now);
+	check_change(&s, &r, s.now, 4 * GBPS, 2 * pkt, "QP 40 Gb/s, DCQCN");
+	shaper_conn_set_rate(s.sh, 0, 0, s.now);
+	check_change(&s, &r, s.now, 40 * GBPS, 2 * pkt, "QP, DCQCN released");
+	shaper_conn_set_cap(s.sh, 0, 10 * GBPS, s.now);
+	check_change(&s, &r, s.now, 10 * GBPS, 2 * pkt, "QP cap reload");
+	CU_ASSERT_EQUAL(s.c[0].reorders, 0);
+	sim_fini(&s);
+
+	/* Released from a low DCQCN rate just after a packet: the wait for the
+	 * next one (3.3 ms at 10 Mb/s) shrinks with the rate (3.3 us at
+	 * 10 Gb/s) instead of stalling the connection. */
+	{
+		struct shaper *sh = one_tenant(0, 0, 64u << 20, 1);
+		struct shaper_out o[4];
+		enum shaper_verdict v[256];
+		uint64_t now = 0;
+
+		CU_ASSERT_EQUAL(shaper_conn_set_rate(sh, 0, 10000000, now), 0);
+		post_write(sh, 0, 65536, now, v);
+		CU_ASSERT_EQUAL(shaper_dequeue(sh, now, o, 4), 1);
+		now = 10 * US;
+		CU_ASSERT_EQUAL(shaper_dequeue(sh, now, o, 4), 0);
+		CU_ASSERT_EQUAL(shaper_conn_set_rate(sh, 0, 10 * GBPS, now), 0);
+		CU_ASSERT(shaper_next_deadline(sh, now) <= now + 5 * US);
+		CU_ASSERT_EQUAL(shaper_dequeue(sh, now + 5 * US, o, 4), 1);
+		shaper_free(sh);
+	}
+
+	/* A reload that shrinks an idle tenant's burst from 1 MiB to 64 KiB:
+	 * the tokens shrink with it. */
+	{
+		struct shaper *sh = one_tenant(10 * GBPS, 1u << 20, 64u << 20, 1);
+		struct shaper_tenant_params tp = {
+			.rate_bps = 10 * GBPS, .burst_bytes = 65536, .qlimit_bytes = 64u << 20,
+		};
+		struct shaper_tenant_stats st;
+		struct shaper_out o[32];
+		enum shaper_verdict v[256];
+		uint64_t now = 10 * MS, sent = 0;
+
+		CU_ASSERT_EQUAL(shaper_tenant_config(sh, 0, &tp, now), 0);
+		shaper_tenant_stats(sh, 0, now, &st);
+		CU_ASSERT_EQUAL(st.tokens, 65536);
+		for (int i = 0; i < 4; i++)
+			post_write(sh, 0, 65536, now, v);
+		for (unsigned int n = 32; n == 32;) {
+			n = shaper_dequeue(sh, now, o, 32);
+			for (unsigned int i = 0; i < n; i++)
+				sent += o[i].bytes;
+		}
+		printf("\n    burst cut to 64 KiB while idle: %llu B sent at once",
+		       (unsigned long long)sent);
+		CU_ASSERT(sent <= 65536 + SIM_MTU + SIM_HDR + SIM_RETH);
+		shaper_free(sh);
+	}
+
+	/* Tenant reload with eight connections, messages in flight: within the
+	 * new rate plus the bucket's burst. */
+	sim_init(&s, &p);
+	s.on_out = rec_out;
+	s.arg = &r;
+	s.target = 2u << 20;
+	sim_tenant(&s, 0, 40 * GBPS, 262144, 64u << 20);
+	for (uint32_t i = 0; i < 8; i++)
+		sim_conn(&s, i, 0, 0, 65536u << (i % 5));
+	sim_run(&s, 50 * MS);
+	sim_tenant(&s, 0, 5 * GBPS, 262144, 64u << 20);
+	check_change(&s, &r, s.now, 5 * GBPS, 262144, "tenant 40 Gb/s reload");
+	sim_tenant(&s, 0, 40 * GBPS, 262144, 64u << 20);
+	check_change(&s, &r, s.now, 40 * GBPS, 262144, "tenant 5 Gb/s reload");
+	printf("\n");
+	for (uint32_t i = 0; i < 8; i++)
+		CU_ASSERT_EQUAL(s.c[i].reorders, 0);
+	sim_fini(&s);
+}
+
+/* Pacing slower than the wheel's horizon (5 Mb/s: 6.6 ms per packet, 4.2 ms
+ * horizon) re-files entries and still holds the rate. */
+static void
+test_far_horizon(void)
+{
+	struct shaper_params p = sim_params(2, 1, 1024);
+	struct sim s;
+	double r;
+
+	sim_init(&s, &p);
+	s.target = 3 * (SIM_MTU + SIM_HDR + SIM_RETH);
+	s.step_min = 5000;
+	s.step_max = 20000;
+	sim_tenant(&s, 0, 0, 0, 64u << 20);
+	sim_conn(&s, 0, 0, 5000000, 4096);
+	sim_window(&s, 100 * MS, 2100 * MS);
+	sim_run(&s, 2100 * MS);
+	r = sim_bps(s.tenant_win[0], 100 * MS, 2100 * MS) / 5e6;
+	printf("\n    5 Mb/s over a 4.2 ms horizon: %.4f of the cap\n", r);
+	CU_ASSERT(fabs(r - 1.0) <= 0.01);
+	sim_fini(&s);
+}
+
+/* A caller that sleeps until shaper_next_deadline() loses nothing: two
+ * tenants, paced and unpaced connections, rates held within 1 %. */
+static void
+test_deadline_driven(void)
+{
+	struct shaper_params p = sim_params(6, 2, 1u << 16);
+	struct sim s;
+	uint64_t polls;
+	double r0, r1, q;
+
+	sim_init(&s, &p);
+	s.target = 256 * 1024;
+	sim_tenant(&s, 0, 3 * GBPS, 65536, 64u << 20);
+	sim_tenant(&s, 1, 0, 0, 64u << 20);
+	for (uint32_t i = 0; i < 3; i++)
+		sim_conn(&s, i, 0, 0, 16384u << i);
+	sim_conn(&s, 3, 1, 2 * GBPS, 65536);
+	sim_conn(&s, 4, 1, 500000000, 4096);
+	sim_window(&s, 20 * MS, 220 * MS);
+	polls = sim_run_deadline(&s, 220 * MS, 1 * MS);
+	r0 = sim_bps(s.tenant_win[0], 20 * MS, 220 * MS) / (3.0 * GBPS);
+	r1 = sim_bps(s.c[3].win_bytes, 20 * MS, 220 * MS) / (2.0 * GBPS);
+	q = sim_bps(s.c[4].win_bytes, 20 * MS, 220 * MS) / (0.5 * GBPS);
+	printf("\n    deadline-driven (%llu polls): tenant %.4f, QP 2 Gb/s %.4f, "
+	       "QP 0.5 Gb/s %.4f of their caps\n", (unsigned long long)polls, r0, r1, q);
+	CU_ASSERT(fabs(r0 - 1.0) <= 0.01);
+	CU_ASSERT(fabs(r1 - 1.0) <= 0.01);
+	CU_ASSERT(fabs(q - 1.0) <= 0.01);
+	for (uint32_t i = 0; i < 5; i++)
+		CU_ASSERT_EQUAL(s.c[i].reorders, 0);
+	sim_fini(&s);
+}
+
+static void
+test_deadline(void)
+{
+	struct shaper *sh = one_tenant(0, 0, 1u << 20, 2);
+	struct shaper_out o[4];
+	struct shaper_pkt p = {
+		.conn = 0, .bytes = 1250, .flags = SHAPER_PKT_FIRST | SHAPER_PKT_LAST,
+	};
+	uint64_t d;
+
+	CU_ASSERT_EQUAL(shaper_next_deadline(sh, 0), UINT64_MAX);
+	/* 1250 B at 1 Gb/s: one packet every 10 us. */
+	CU_ASSERT_EQUAL(shaper_conn_set_cap(sh, 0, 1 * GBPS, 0), 0);
+	CU_ASSERT_EQUAL(shaper_enqueue(sh, &p, 0), SHAPER_OK);
+	CU_ASSERT_EQUAL(shaper_enqueue(sh, &p, 0), SHAPER_OK);
+	CU_ASSERT_EQUAL(shaper_next_deadline(sh, 0), 0);
+	CU_ASSERT_EQUAL(shaper_dequeue(sh, 0, o, 4), 1);
+	d = shaper_next_deadline(sh, 0);
+	CU_ASSERT(d > 0 && d <= 10 * US);
+	CU_ASSERT(d >= 10 * US - 1024);
+	CU_ASSERT_EQUAL(shaper_dequeue(sh, d - 1, o, 4), 0);
+	CU_ASSERT_EQUAL(shaper_dequeue(sh, 10 * US, o, 4), 1);
+	CU_ASSERT_EQUAL(shaper_next_deadline(sh, 10 * US), UINT64_MAX);
+	/* Busy connections cannot move; unknown ones are refused. */
+	CU_ASSERT_EQUAL(shaper_enqueue(sh, &p, 10 * US), SHAPER_OK);
+	CU_ASSERT_EQUAL(shaper_conn_detach(sh, 0), -EBUSY);
+	CU_ASSERT_EQUAL(shaper_conn_attach(sh, 0, 0, 0, 10 * US), -EBUSY);
+	p.conn = 5;
+	CU_ASSERT_EQUAL(shaper_enqueue(sh, &p, 10 * US), SHAPER_DROP_DETACHED);
+	{
+		struct shaper_stats st;
+
+		shaper_stats(sh, &st);
+		CU_ASSERT_EQUAL(st.drops_detached, 1);
+		CU_ASSERT_EQUAL(st.items_used, 1);
+		CU_ASSERT_EQUAL(st.items, 1u << 16);
+	}
+	CU_ASSERT_STRING_EQUAL(shaper_drop_name(SHAPER_DROP_WATCHDOG), "watchdog");
+	shaper_free(sh);
+}
+
+/*
+ * Walk every internal structure and check that they agree: each
+ * connection's FIFO, cursor and admitted bytes against its state; run lists
+ * and fair calendars against the connections in those states; the wheel's
+ * positions; byte and item totals; and liveness (whatever is queued can be
+ * reached by some scheduler path).  Returns the number of violations.
+ */
+static unsigned int
+check_invariants(const struct shaper *sh)
+{
+	unsigned int bad = 0;
+	uint32_t used = 0, in_run = 0, in_fair = 0, in_wheel = 0;
+	uint32_t want_run = 0, want_fair = 0, want_wheel = 0;
+	const struct shaper_wheel *w = &sh->wheel;
+
+#define INV(cond) do { if (!(cond)) { bad++; if (bad < 5) \
+	printf("\n    invariant broken at %s:%d: %s", __FILE__, __LINE__, #cond); } } while (0)
+	for (uint32_t t = 0; t < sh->n_tenants; t++) {
+		const struct shaper_tenant *tn = &sh->tenants[t];
+		uint64_t qbytes = 0;
+		uint32_t n = 0;
+
+		for (uint32_t ci = tn->run_head; ci != SHAPER_NIL; ci = sh->conns[ci].link) {
+			INV((sh->conns[ci].state & SHAPER_CS_TX_MASK) == SHAPER_CONN_RUN);
+			INV(sh->conns[ci].tenant == t);
+			INV(++n <= sh->n_conns);
+			if (n > sh->n_conns)
+				break;
+			in_run++;
+		}
+		n = 0;
+		for (unsigned int b = 0; b < SHAPER_FQ_BUCKETS; b++) {
+			INV(((tn->fq_map >> b) & 1) == (tn->fq_head[b] != SHAPER_NIL));
+			for (uint32_t ci = tn->fq_head[b]; ci != SHAPER_NIL;
+			     ci = sh->conns[ci].flink) {
+				INV(sh->conns[ci].state & SHAPER_CS_FAIR);
+				INV(sh->conns[ci].tenant == t);
+				INV(sh->conns[ci].cursor != SHAPER_NIL);
+				INV(++n <= sh->n_conns);
+				if (n > sh->n_conns)
+					break;
+				in_fair++;
+			}
+		}
+		if (tn->run_head != SHAPER_NIL || tn->fq_map != 0)
+			INV(tn->state != SHAPER_TENANT_IDLE);
+		for (uint32_t ci = 0; ci < sh->n_conns; ci++)
+			if ((sh->conns[ci].flags & SHAPER_CF_ATTACHED) && sh->conns[ci].tenant == t)
+				qbytes += sh->conns[ci].qbytes;
+		INV(qbytes == tn->qbytes);
+	}
+	for (uint32_t ci = 0; ci < sh->n_conns; ci++) {
+		const struct shaper_conn *c = &sh->conns[ci];
+		unsigned int tx = c->state & SHAPER_CS_TX_MASK;
+		uint64_t bytes = 0, ahead = 0;
+		uint32_t items = 0;
+		bool before = true;
+
+		for (uint32_t ii = c->head; ii != SHAPER_NIL; ii = sh->items[ii].next) {
+			const struct shaper_item *it = &sh->items[ii];
+
+			if (ii == c->cursor)
+				before = false;
+			INV(before == ((it->flags & SHAPER_IF_ADMITTED) != 0));
+			if (before)
+				ahead += it->bytes;
+			bytes += it->bytes;
+			if (++items > sh->n_items)
+				break;
+		}
+		INV(before || c->cursor != SHAPER_NIL);
+		INV(c->cursor == SHAPER_NIL || !before);
+		INV(items == c->qitems);
+		INV(bytes == c->qbytes);
+		INV(ahead == c->ahead);
+		used += items;
+		INV((tx == SHAPER_CONN_IDLE) == (c->qitems == 0));
+		if (tx == SHAPER_CONN_HOLD)
+			INV(c->head == c->cursor);
+		if (tx == SHAPER_CONN_WHEEL || tx == SHAPER_CONN_RUN)
+			INV(c->head != c->cursor);
+		/* Liveness: a head waiting for admission is in the calendar. */
+		if (tx == SHAPER_CONN_HOLD)
+			INV(c->state & SHAPER_CS_FAIR);
+		if (c->state & SHAPER_CS_FAIR)
+			want_fair++;
+		if (tx == SHAPER_CONN_RUN)
+			want_run++;
+		if (tx == SHAPER_CONN_WHEEL)
+			want_wheel++;
+	}
+	INV(in_run == want_run);
+	INV(in_fair == want_fair);
+	INV(used == sh->items_used);
+	for (uint32_t slot = 0; slot < w->nslots; slot++) {
+		INV(((w->bm0[slot >> 6] >> (slot & 63)) & 1) == (w->head[slot] != SHW_NIL));
+		for (uint32_t k = w->head[slot]; k != SHW_NIL; k = w->chunks[k].next) {
+			const struct shw_chunk *ch = &w->chunks[k];
+
+			INV(ch->slot == slot);
+			INV(ch->n > 0 && ch->n <= SHW_IDS);
+			if (k != w->head[slot])
+				INV(ch->n == SHW_IDS);
+			for (unsigned int i = 0; i < ch->n; i++) {
+				uint32_t id = ch->id[i];
+
+				if (id < sh->n_conns) {
+					INV((sh->conns[id].state & SHAPER_CS_TX_MASK) ==
+					    SHAPER_CONN_WHEEL);
+					INV(sh->conns[id].link == (k << 4 | i));
+					in_wheel++;
+				} else {
+					const struct shaper_tenant *tn = &sh->tenants[id - sh->n_conns];
+
+					INV(tn->state == SHAPER_TENANT_WHEEL);
+					INV(tn->wpos == (k << 4 | i));
+				}
+			}
+		}
+	}
+	INV(in_wheel == want_wheel);
+#undef INV
+	return bad;
+}
+
+/* Random operations, and after each one every invariant. */
+static void
+test_invariants(void)
+{
+	struct shaper_params p = sim_params(24, 3, 4096);
+	struct shaper_out o[16];
+	struct shaper *sh;
+	uint64_t now = 0, rng = 12345, seq[24] = { 0 }, next_seq[24] = { 0 };
+	unsigned int bad = 0, reorders = 0;
+	bool open[24] = { false };
+
+	p.wheel_slots = 64;	/* A short horizon: entries get re-filed. */
+	sh = shaper_create(&p, now);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
+	for (uint32_t i = 0; i < 24; i++)
+		shaper_conn_attach(sh, i, i % 3, (i % 4) * GBPS, now);
+	for (int step = 0; step < 60000 && bad == 0; step++) {
+		uint64_t r;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		r = rng;
+		switch (r % 16) {
+		case 0: case 1: case 2: case 3: case 4: case 5: {
+			uint32_t ci = (uint32_t)(r >> 8) % 24;
+			struct shaper_pkt pk = {
+				.cookie = (uint64_t)ci << 40 | seq[ci], .conn = ci,
+				.bytes = 64 + (uint32_t)(r >> 16) % 4096,
+			};
+			unsigned int kind = (unsigned int)(r >> 32) % 5;
+
+			if (kind == 0 || !open[ci]) {
+				pk.flags = SHAPER_PKT_FIRST;
+				pk.charge = (r >> 40) & 1 ? (uint32_t)(r >> 41) % 300000 : 0;
+				open[ci] = true;
+			}
+			if (kind == 1)
+				pk.flags |= SHAPER_PKT_EXEMPT;
+			if (kind == 2 || kind == 0) {
+				pk.flags |= SHAPER_PKT_LAST;
+				open[ci] = false;
+			}
+			if (shaper_enqueue(sh, &pk, now) == SHAPER_OK)
+				seq[ci]++;
+			break;
+		}
+		case 6: case 7: case 8: case 9: case 10: {
+			unsigned int n;
+
+			now += (r >> 8) % 20000;
+			n = shaper_dequeue(sh, now, o, 1 + (unsigned int)(r >> 24) % 16);
+			for (unsigned int i = 0; i < n; i++) {
+				uint32_t ci = o[i].conn;
+
+				if ((o[i].cookie & ((1ull << 40) - 1)) != next_seq[ci])
+					reorders++;
+				next_seq[ci] = (o[i].cookie & ((1ull << 40) - 1)) + 1;
+			}
+			break;
+		}
+		case 11:
+			shaper_conn_set_rate(sh, (uint32_t)(r >> 8) % 24,
+				((r >> 16) % 8) * GBPS / 4, now);
+			break;
+		case 12:
+			shaper_conn_set_cap(sh, (uint32_t)(r >> 8) % 24, ((r >> 16) % 5) * GBPS, now);
+			break;
+		case 13: {
+			struct shaper_tenant_params tp = {
+				.rate_bps = ((r >> 8) % 6) * GBPS,
+				.burst_bytes = 4096 + (r >> 16) % 200000,
+				.qlimit_bytes = 64 * 1024 + (r >> 24) % (1u << 20),
+			};
+
+			shaper_tenant_config(sh, (uint32_t)(r >> 40) % 3, &tp, now);
+			break;
+		}
+		case 14:
+			shaper_charge(sh, (uint32_t)(r >> 8) % 3, (r >> 16) % 100000, now);
+			break;
+		default: {
+			/* Re-attach an empty connection elsewhere. */
+			uint32_t ci = (uint32_t)(r >> 8) % 24;
+			struct shaper_conn_stats cs;
+
+			shaper_conn_stats(sh, ci, &cs);
+			if (cs.queued_items == 0 && shaper_conn_attach(sh, ci, (uint32_t)(r >> 16) % 3,
+					((r >> 24) % 3) * GBPS, now) == 0)
+				open[ci] = false;
+			break;
+		}
+		}
+		bad += check_invariants(sh);
+	}
+	/* Drain: everything queued must leave. */
+	for (int i = 0; i < 200000 && sh->items_used > 0; i++) {
+		unsigned int n;
+
+		now += 5000;
+		n = shaper_dequeue(sh, now, o, 16);
+		for (unsigned int k = 0; k < n; k++) {
+			uint32_t ci = o[k].conn;
+
+			if ((o[k].cookie & ((1ull << 40) - 1)) != next_seq[ci])
+				reorders++;
+			next_seq[ci] = (o[k].cookie & ((1ull << 40) - 1)) + 1;
+		}
+	}
+	bad += check_invariants(sh);
+	printf("\n    60 000 random operations: %u invariant violations, %u out of order, "
+	       "%u items left\n", bad, reorders, sh->items_used);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(reorders, 0);
+	CU_ASSERT_EQUAL(sh->items_used, 0);
+	shaper_free(sh);
+}
+
+/* Telemetry: configured and achieved rates, pacing rates, queue. */
+static void
+test_telemetry(void)
+{
+	struct shaper_params p = sim_params(4, 1, 1u << 16);
+	struct shaper_tenant_stats st;
+	struct shaper_conn_stats cs;
+	struct sim s;
+
+	sim_init(&s, &p);
+	s.target = 256 * 1024;
+	sim_tenant(&s, 0, 10 * GBPS, 262144, 64u << 20);
+	sim_conn(&s, 0, 0, 40 * GBPS, 65536);
+	sim_conn(&s, 1, 0, 0, 65536);
+	shaper_conn_set_rate(s.sh, 0, 3 * GBPS, 0);
+	sim_run(&s, 30 * MS);
+	shaper_tenant_stats(s.sh, 0, s.now, &st);
+	printf("\n    tenant: configured %llu, achieved %llu b/s, tokens %lld, queued %llu B\n",
+	       (unsigned long long)st.rate_bps, (unsigned long long)st.achieved_bps,
+	       (long long)st.tokens, (unsigned long long)st.queued_bytes);
+	CU_ASSERT_EQUAL(st.rate_bps, 10 * GBPS);
+	CU_ASSERT(fabs((double)st.achieved_bps / (10.0 * GBPS) - 1.0) <= 0.05);
+	CU_ASSERT(st.tokens <= 262144);
+	CU_ASSERT(st.queued_bytes > 0);
+	CU_ASSERT_EQUAL(st.conns, 2);
+	shaper_conn_stats(s.sh, 0, &cs);
+	CU_ASSERT_EQUAL(cs.cap_bps, 40 * GBPS);
+	CU_ASSERT_EQUAL(cs.cc_bps, 3 * GBPS);
+	CU_ASSERT_EQUAL(cs.pacing_bps, 3 * GBPS);
+	CU_ASSERT_EQUAL(cs.queued_bytes, s.c[0].queued);
+	CU_ASSERT(cs.queued_items > 0);
+	/* Connection 0 is held to 3 Gb/s; connection 1 takes the rest. */
+	CU_ASSERT(fabs(sim_bps(s.c[0].all_bytes, 0, s.now) / (3.0 * GBPS) - 1.0) < 0.02);
+	sim_fini(&s);
+}
+
+/* A million connections fit: one cache line of state each. */
+static void
+test_scale(void)
+{
+	struct shaper_params p = sim_params(1000000, 1024, 1u << 21);
+	size_t sz = shaper_memsize(&p);
+	size_t items = (size_t)p.n_items * sizeof(struct shaper_item);
+	size_t tenants = (size_t)p.n_tenants * sizeof(struct shaper_tenant);
+
+	/* The state the per-packet path touches is one cache line; the
+	 * configured rates (8 B) sit apart, and the wheel's chunks add 64 / 13
+	 * bytes: at most 80 bytes per connection in all, items aside. */
+	CU_ASSERT_EQUAL(sizeof(struct shaper_conn), 64);
+	CU_ASSERT(sz > 0);
+	printf("\n    1M connections: %.1f MB in all, %.1f B per connection besides items "
+	       "and tenants\n", sz / 1e6, (double)(sz - items - tenants) / 1e6);
+	CU_ASSERT((sz - items - tenants) / 1000000 <= 80);
+	p.n_tenants = 70000;
+	CU_ASSERT_EQUAL(shaper_memsize(&p), 0);
+	p.n_tenants = 1;
+	p.wheel_slots = 1000;
+	CU_ASSERT_EQUAL(shaper_memsize(&p), 0);
+}
+
+int
+main(void)
+{
+	CU_pSuite s;
+	unsigned int fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("shaper", NULL, NULL);
+	CU_add_test(s, "accuracy, tenant cap, 1-100 Gb/s x 4 KiB-1 MiB", test_accuracy_tenant);
+	CU_add_test(s, "accuracy, QP cap, 1-100 Gb/s x 4 KiB-1 MiB", test_accuracy_qp);
+	CU_add_test(s, "fairness of 512 connections (Jain)", test_fairness);
+	CU_add_test(s, "tenant cap binds over QP caps", test_tenant_binds);
+	CU_add_test(s, "idle share goes to the others", test_idle_share);
+	CU_add_test(s, "idle time earns no credit", test_idle_no_credit);
+	CU_add_test(s, "fair in bytes, not packets", test_fair_bytes);
+	CU_add_test(s, "tenants isolated", test_tenant_isolation);
+	CU_add_test(s, "no reordering, everything drains", test_no_reorder);
+	CU_add_test(s, "message admission charged once", test_message_admission);
+	CU_add_test(s, "READ, exempt and shaper_charge", test_read_and_charge);
+	CU_add_test(s, "backpressure and hard limit", test_backpressure);
+	CU_add_test(s, "watchdog drops whole messages", test_watchdog);
+	CU_add_test(s, "rate change without burst or stall", test_rate_change);
+	CU_add_test(s, "pacing beyond the wheel horizon", test_far_horizon);
+	CU_add_test(s, "next deadline and errors", test_deadline);
+	CU_add_test(s, "a caller sleeping until the deadline", test_deadline_driven);
+	CU_add_test(s, "invariants under random operations", test_invariants);
+	CU_add_test(s, "telemetry", test_telemetry);
+	CU_add_test(s, "a million connections", test_scale);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}
