@@ -868,57 +868,6 @@ wheel_advance(struct shaper *sh, uint64_t now)
 	w->cur = now_idx + 1;
 }
 
-/* Entities of an upcoming slot prefetched by one dequeue, at most. */
-#define SHAPER_AHEAD_IDS	64
-
-/*
- * Prefetch for the next dequeues, along the chain a packet's service reads:
- * connection, head item, the item after it.  Each stage reads only lines the
- * stage before fetched one call earlier: for the third non-empty slot to
- * come, the connections; for the second, their head items; for the first,
- * the items after the heads.  In a poll loop the next call comes a poll
- * interval later, which hides the memory latency that the few hundred
- * nanoseconds inside one call cannot.
- */
-static void
-wheel_prefetch_ahead(struct shaper *sh)
-{
-	struct shaper_wheel *w = &sh->wheel;
-	uint64_t idx = w->cur;
-
-	for (int stage = 0; stage < 3; stage++) {
-		unsigned int seen = 0;
-		uint32_t k;
-
-		if (!shw_find(w, idx, w->cur + w->nslots - 1, &idx))
-			return;
-		for (k = w->head[idx & w->mask]; k != SHW_NIL && seen < SHAPER_AHEAD_IDS;
-		     k = w->chunks[k].next) {
-			const struct shw_chunk *ch = &w->chunks[k];
-
-			for (unsigned int i = 0; i < ch->n; i++) {
-				const struct shaper_conn *c;
-				uint32_t id = ch->id[i];
-
-				if (id >= sh->n_conns)
-					continue;
-				c = &sh->conns[id];
-				if (stage == 0) {
-					uint32_t nx = sh->items[c->head].next;
-
-					if (nx != SHAPER_NIL)
-						__builtin_prefetch(&sh->items[nx]);
-				} else if (stage == 1)
-					__builtin_prefetch(&sh->items[c->head]);
-				else
-					__builtin_prefetch(c);
-			}
-			seen += ch->n;
-		}
-		idx++;
-	}
-}
-
 unsigned int
 shaper_dequeue(struct shaper *sh, uint64_t now, struct shaper_out *out,
 	unsigned int max)
@@ -945,8 +894,6 @@ shaper_dequeue(struct shaper *sh, uint64_t now, struct shaper_out *out,
 			t->state = SHAPER_TENANT_IDLE;
 		}
 	}
-	if (n < max)
-		wheel_prefetch_ahead(sh);
 	return n;
 }
 

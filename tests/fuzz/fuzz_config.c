@@ -7,9 +7,11 @@
  * at least one error line, every line naming the file (DESIGN.md: a syntax
  * error names file:line:col, a semantic error the file and the JSON path).
  * A configuration it returns goes through ovl_build(), which must either
- * build or say why; a built overlay must find each of its connections by
- * the keys the packet paths use: (tenant, R's vIP, R's vQPN) on the tenant
- * side and (L's host IP, L's pQPN) on the fabric side.
+ * build or say why, and never call something a duplicate that the loader
+ * let through (uniqueness is the loader's to check); a built overlay must
+ * find each of its connections by the keys the packet paths use: (tenant,
+ * R's vIP, R's vQPN) on the tenant side and (L's host IP, L's pQPN) on the
+ * fabric side, and translate the first byte of each memory window.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -96,10 +98,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		struct ovl *o = ovl_build(c, err, sizeof(err));
 
-		if (o)
+		if (o) {
 			overlay_check(o);
-		else
+		} else {
 			CHECK(err[0], "ovl_build failed without a word");
+			/*
+			 * Uniqueness is the loader's to check: an overlay that finds a
+			 * duplicate the loader let through keys two things alike.
+			 */
+			CHECK(!strstr(err, "duplicate"), "the loader accepted what the overlay calls a duplicate: %s",
+			      err);
+		}
 		ovl_free(o);
 		cfg_free(c);
 	}

@@ -963,10 +963,16 @@ main(int argc, char **argv)
 	scenario_real();
 
 	rte_mempool_free(pool);
+	snprintf(v_pcap0, sizeof(v_pcap0), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
-	snprintf(path, sizeof(path), "rm -rf '%s'", workdir);
-	if (system(path) != 0)
-		fprintf(stderr, "could not remove %s\n", workdir);
+	/* This run's EAL runtime directory and work files: nothing is left behind. */
+	{
+		char cmd[sizeof(workdir) + sizeof(v_pcap0) + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", workdir, v_pcap0);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", workdir);
+	}
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }

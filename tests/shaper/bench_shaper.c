@@ -7,7 +7,7 @@
  *	One JSON line per (mode, connection count):
  *	{"bench": "shaper", "mode": "pacing", "connections": N,
  *	 "cycles_per_packet": X, "ns_per_packet": Y,
- *	 "cycles_per_packet_median": Z}
+ *	 "cycles_per_packet_min": Z}
  *	Every connection is backlogged (two packets queued) and paced at
  *	100 Gb/s / N; for each packet dequeued the loop queues one more on the
  *	same connection, so one packet costs one shaper_enqueue() and its share
@@ -16,9 +16,11 @@
  *	both buckets on every packet).  The virtual clock advances by 32
  *	packet times per dequeue, so each call finds about 32 packets due
  *	whatever N: the work per packet is the same and only the memory
- *	footprint grows.  Cycles come from the TSC (__rdtsc).  The run is cut
- *	in 9 windows; cycles_per_packet is the fastest window (the one least
- *	disturbed when the machine is shared), the median is given beside it.  The shaper
+ *	footprint grows.  Cycles come from the TSC (__rdtsc).  The shapers of
+ *	all sizes are built first, then measured in 15 rounds of one window
+ *	each, interleaved, so that other jobs on a shared machine disturb every
+ *	size alike; cycles_per_packet is the median window, the fastest is
+ *	given beside it.  The shaper
  *	lives in transparent huge pages (madvise), as the data plane's lives in
  *	DPDK's hugepages: with 4 KiB pages every connection touched at random
  *	would also be a TLB miss.
@@ -86,22 +88,28 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-#define WINDOWS	9
+#define ROUNDS		15
+#define MAX_SIZES	8
 
-/* Run `pkts` packets through a shaper of n backlogged connections. */
+/* One shaper of n backlogged connections and its virtual clock. */
+struct bench {
+	uint32_t n;
+	struct shaper *sh;
+	void *mem;
+	size_t len;
+	uint64_t now, seq, step;
+	double cyc[ROUNDS], ns[ROUNDS];
+};
+
 static void
-bench_one(uint32_t n, bool tenant_cap, uint64_t pkts)
+bench_setup(struct bench *b, uint32_t n, bool tenant_cap)
 {
 	const uint64_t agg_bps = 100000000000ull;
 	struct shaper_params p;
 	struct shaper_tenant_params tp;
-	struct shaper_out out[32];
-	struct shaper *sh;
-	uint64_t now = 0, seq = 0, step;
-	double cyc[WINDOWS], ns[WINDOWS];
-	size_t len;
-	void *mem;
 
+	memset(b, 0, sizeof(*b));
+	b->n = n;
 	memset(&p, 0, sizeof(p));
 	p.hz = 1000000000ull;
 	p.n_conns = n;
@@ -111,15 +119,15 @@ bench_one(uint32_t n, bool tenant_cap, uint64_t pkts)
 	 * per connection at N = 1 000 000. */
 	p.wheel_slots = 131072;
 	p.wheel_slot_ns = 4096;
-	len = (shaper_memsize(&p) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
-	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED) {
+	b->len = (shaper_memsize(&p) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+	b->mem = mmap(NULL, b->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b->mem == MAP_FAILED) {
 		perror("bench_shaper: mmap");
 		exit(1);
 	}
-	madvise(mem, len, MADV_HUGEPAGE);
-	sh = shaper_init(mem, len, &p, now);
-	if (sh == NULL) {
+	madvise(b->mem, b->len, MADV_HUGEPAGE);
+	b->sh = shaper_init(b->mem, b->len, &p, 0);
+	if (b->sh == NULL) {
 		fprintf(stderr, "bench_shaper: cannot create a shaper of %u connections\n", n);
 		exit(1);
 	}
@@ -127,44 +135,72 @@ bench_one(uint32_t n, bool tenant_cap, uint64_t pkts)
 	tp.rate_bps = tenant_cap ? agg_bps / 2 : 0;
 	tp.burst_bytes = 262144;
 	tp.qlimit_bytes = (uint64_t)3 * n * PKT;
-	shaper_tenant_config(sh, 0, &tp, now);
+	shaper_tenant_config(b->sh, 0, &tp, 0);
 	for (uint32_t i = 0; i < n; i++) {
-		shaper_conn_attach(sh, i, 0, agg_bps / n, now);
-		post(sh, i, seq++, now);
-		post(sh, i, seq++, now);
+		shaper_conn_attach(b->sh, i, 0, agg_bps / n, 0);
+		post(b->sh, i, b->seq++, 0);
+		post(b->sh, i, b->seq++, 0);
 	}
-	/* One packet time at the aggregate rate, in ns, times 32. */
-	step = (uint64_t)PKT * 8 * 32 * 1000000000ull / (tenant_cap ? agg_bps / 2 : agg_bps);
-	/* Warm up until every connection has sent three times: the wheel is
-	 * then spread as in the steady state.  Then WINDOWS measured windows. */
-	for (int w = -1; w < WINDOWS; w++) {
-		uint64_t goal = w < 0 ? 3ull * n : pkts / WINDOWS;
-		uint64_t done = 0, c0 = cycles(), t0 = wall_ns();
+	/* 32 packet times at the aggregate rate, in ns. */
+	b->step = (uint64_t)PKT * 8 * 32 * 1000000000ull / (tenant_cap ? agg_bps / 2 : agg_bps);
+}
 
-		while (done < goal) {
-			unsigned int k;
+/* Move `pkts` packets; returns them. */
+static uint64_t
+bench_run(struct bench *b, uint64_t pkts)
+{
+	struct shaper_out out[32];
+	uint64_t done = 0;
 
-			now += step;
-			do {
-				k = shaper_dequeue(sh, now, out, 32);
-				for (unsigned int i = 0; i < k; i++)
-					post(sh, out[i].conn, seq++, now);
-				done += k;
-			} while (k == 32);
-		}
-		if (w >= 0) {
-			cyc[w] = (double)(cycles() - c0) / (double)done;
-			ns[w] = (double)(wall_ns() - t0) / (double)done;
+	while (done < pkts) {
+		unsigned int k;
+
+		b->now += b->step;
+		do {
+			k = shaper_dequeue(b->sh, b->now, out, 32);
+			for (unsigned int i = 0; i < k; i++)
+				post(b->sh, out[i].conn, b->seq++, b->now);
+			done += k;
+		} while (k == 32);
+	}
+	return done;
+}
+
+/*
+ * All sizes of one mode side by side: each is warmed up until every
+ * connection has sent three times, then the measurement windows of the
+ * sizes are interleaved, ROUNDS rounds of one window each, so that whatever
+ * else runs on the machine disturbs every size alike.
+ */
+static void
+bench_mode(const uint32_t *sizes, unsigned int nsizes, bool tenant_cap, uint64_t pkts)
+{
+	static struct bench b[MAX_SIZES];
+
+	for (unsigned int i = 0; i < nsizes; i++) {
+		bench_setup(&b[i], sizes[i], tenant_cap);
+		bench_run(&b[i], 3ull * sizes[i] + 100000);
+	}
+	for (int r = 0; r < ROUNDS; r++) {
+		for (unsigned int i = 0; i < nsizes; i++) {
+			uint64_t c0 = cycles(), t0 = wall_ns();
+			uint64_t done = bench_run(&b[i], pkts / ROUNDS);
+
+			b[i].cyc[r] = (double)(cycles() - c0) / (double)done;
+			b[i].ns[r] = (double)(wall_ns() - t0) / (double)done;
 		}
 	}
-	qsort(cyc, WINDOWS, sizeof(cyc[0]), cmp_double);
-	qsort(ns, WINDOWS, sizeof(ns[0]), cmp_double);
-	printf("{\"bench\": \"shaper\", \"mode\": \"%s\", \"connections\": %u, "
-	       "\"cycles_per_packet\": %.1f, \"ns_per_packet\": %.1f, "
-	       "\"cycles_per_packet_median\": %.1f}\n",
-	       tenant_cap ? "tenant" : "pacing", n, cyc[0], ns[0], cyc[WINDOWS / 2]);
-	fflush(stdout);
-	munmap(mem, len);
+	for (unsigned int i = 0; i < nsizes; i++) {
+		qsort(b[i].cyc, ROUNDS, sizeof(double), cmp_double);
+		qsort(b[i].ns, ROUNDS, sizeof(double), cmp_double);
+		printf("{\"bench\": \"shaper\", \"mode\": \"%s\", \"connections\": %u, "
+		       "\"cycles_per_packet\": %.1f, \"ns_per_packet\": %.1f, "
+		       "\"cycles_per_packet_min\": %.1f}\n",
+		       tenant_cap ? "tenant" : "pacing", b[i].n, b[i].cyc[ROUNDS / 2],
+		       b[i].ns[ROUNDS / 2], b[i].cyc[0]);
+		fflush(stdout);
+		munmap(b[i].mem, b[i].len);
+	}
 }
 
 static void
@@ -234,6 +270,8 @@ main(int argc, char **argv)
 	uint32_t min = 1000, max = 1000000;
 	uint64_t pkts = 4000000;
 	int mode_lo = 0, mode_hi = 1;
+	uint32_t sizes[MAX_SIZES];
+	unsigned int nsizes = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
@@ -262,9 +300,10 @@ main(int argc, char **argv)
 			goto usage;
 		}
 	}
+	for (uint32_t n = min; n <= max && nsizes < MAX_SIZES; n *= 10)
+		sizes[nsizes++] = n;
 	for (int mode = mode_lo; mode <= mode_hi; mode++)
-		for (uint32_t n = min; n <= max; n *= 10)
-			bench_one(n, mode == 1, pkts);
+		bench_mode(sizes, nsizes, mode == 1, pkts);
 	return 0;
 usage:
 	fprintf(stderr, "usage: bench_shaper [--min N] [--max N] [--iters P] "
