@@ -49,8 +49,11 @@ struct ovl_ip {
  * loaded straight from the frame, with no copy through the stack.
  */
 struct ovl_key {
-	uint64_t w[3]; /* ip[0..7], ip[8..15], space | id << 32 */
+	uint64_t w[3]; /* ip[0..7], ip[8..15], space | version | id << 32 */
 };
+
+/* In the space word: set for an IPv6 address. */
+#define OVL_KEY_IPV6 0x80000000u
 
 /* Half a cache line: a hit costs one miss, the key sits beside its value. */
 struct ovl_slot {
@@ -205,7 +208,12 @@ void ovl_ip_from_cfg(struct ovl_ip *dst, const struct cfg_ip *src);
 static inline struct ovl_key
 ovl_key_make(const uint8_t *ip, unsigned ip_len, uint32_t space, uint32_t id)
 {
-	struct ovl_key k = { { 0, 0, (uint64_t)space | (uint64_t)id << 32 } };
+	/*
+	 * The IP version is part of the key: an IPv6 address whose first four
+	 * bytes are an IPv4 one, the rest zero, must not find the IPv4 entry.
+	 */
+	uint32_t sp = space | (ip_len == 16 ? OVL_KEY_IPV6 : 0);
+	struct ovl_key k = { { 0, 0, (uint64_t)sp | (uint64_t)id << 32 } };
 
 	if (ip_len == 16) {
 		__builtin_memcpy(&k.w[0], ip, 8);
@@ -261,7 +269,7 @@ ovl_table_lookup(const struct ovl_table *t, const struct ovl_key *k)
 }
 
 /* Space values for the non-tenant key kinds. */
-#define OVL_SPACE_FABRIC 0xfffffff0u
+#define OVL_SPACE_FABRIC 0x7ffffff0u
 
 static inline uint32_t
 ovl_lookup_tenant(const struct ovl *o, uint32_t tenant, const uint8_t *vip, unsigned len, uint32_t vqpn)
