@@ -55,7 +55,7 @@ BLUE_VM, BLUE_PORT = "02:00:00:00:aa:10", "02:00:00:00:01:01"
 RED_VM, RED_PORT = "02:00:00:00:bb:10", "02:00:00:00:02:01"
 SANITIZER_RE = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
                           r"SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer)")
-EXPECTED_DROPS = {"no_connection", "mr_unknown"}
+EXPECTED_DROPS = {"no_connection", "mr_unknown", "revoked"}
 
 passed = failed = 0
 
@@ -263,6 +263,7 @@ def main():
         if not check(wait_for_socket(prefix, sw), "the switch answers telemetry"):
             raise RuntimeError("no telemetry")
         current = "A"
+        revoke_total = revoke_ok = 0
         start = time.time()
         for i in range(a.seconds):
             # One reload a second, on the second.
@@ -285,6 +286,16 @@ def main():
             else:
                 sw.send_signal(signal.SIGHUP)
                 hup_total += 1
+            # Revocations mixed in: blue 17 <-> 33 (in both files) is cut off
+            # on every third second and given back on the next.
+            if i % 3 == 1:
+                r = telemetry(prefix, "/roce/revoke,blue,192.168.1.10,%d" % BLUE[0][0])
+                revoke_total += 1
+                revoke_ok += r.get("revoked") == 1
+            elif i % 3 == 2:
+                r = telemetry(prefix, "/roce/unrevoke,blue,192.168.1.10,%d" % BLUE[0][0])
+                revoke_total += 1
+                revoke_ok += r.get("restored") == 1
             rss.append(vm_rss_kb(sw.pid))
             st = telemetry(prefix, "/roce/stats")
             fwd_samples.append(st["forwarded_egress"] + st["forwarded_ingress"] + st["forwarded_hairpin"])
@@ -316,6 +327,8 @@ def main():
     hup_applied = len(re.findall(r'^reload .*"result": "applied"', err, re.M))
     hup_lines = len(re.findall(r"^reload ", err, re.M))
     check(tel_total > 0 and tel_ok == tel_total, "telemetry reloads applied: %d of %d" % (tel_ok, tel_total))
+    check(revoke_total < 2 or revoke_ok == revoke_total,
+          "revocations and restorations took effect: %d of %d" % (revoke_ok, revoke_total))
     check(hup_applied == hup_total and hup_lines == hup_total,
           "SIGHUP reloads applied: %d of %d (%d logged)" % (hup_applied, hup_total, hup_lines))
     check(len(fwd_samples) == a.seconds, "sampled every second: %d of %d" % (len(fwd_samples), a.seconds))
@@ -335,8 +348,12 @@ def main():
     drops = {k: v for k, v in summ["drops"].items() if v}
     check(summ["rx_packets"] == fwd + summ["dropped"],
           "rx %d = forwarded %d + dropped %d" % (summ["rx_packets"], fwd, summ["dropped"]))
-    check(summ["rx_packets"] == summ["tx_packets"] + summ["dropped"],
-          "rx %d = tx %d + dropped %d" % (summ["rx_packets"], summ["tx_packets"], summ["dropped"]))
+    # The switch's own frames (NAKs to the requesters of revoked connections) go out too.
+    check(summ["rx_packets"] + summ["naks_sent"] == summ["tx_packets"] + summ["dropped"],
+          "rx %d + NAKs sent %d = tx %d + dropped %d" % (summ["rx_packets"], summ["naks_sent"],
+                                                          summ["tx_packets"], summ["dropped"]))
+    check(revoke_total < 2 or (summ["revocations"] > 0 and drops.get("revoked", 0) > 0),
+          "revocations counted (%d) and their frames dropped as revoked" % summ["revocations"])
     check(summ["dropped"] == sum(summ["drops"].values()), "dropped = the sum of the reasons")
     check(set(drops) <= EXPECTED_DROPS, "drops only for reasons the configurations explain: %s" % drops)
     check(drops.get("no_connection", 0) > 0, "both configurations were in force (no_connection drops)")
