@@ -4,20 +4,23 @@
 packet) from bench_shaper's CSV and JSON modes.
 
     scripts/plot-shaper.py [--bench build-shaper/tests/shaper/bench_shaper]
-                           [--out docs] [--scaling]
+                           [--out docs] [--scaling | --scaling-from FILE]
 
 writes docs/shaper-accuracy.png (configured against achieved rate, tenant cap
 and QP cap, 4 KiB to 1 MiB messages, 200 ms of virtual time each),
 docs/shaper-fairness.png (throughput of each of 512 connections with equal
-1 Gb/s caps under a 25 Gb/s tenant) and, with --scaling,
-docs/shaper-scaling.png (cycles per packet from 1 000 to 1 000 000
-connections).  Needs matplotlib (Debian: python3-matplotlib).
+1 Gb/s caps under a 25 Gb/s tenant) and, with --scaling, docs/shaper-scaling.png
+(cycles per packet from 1 000 to 1 000 000 connections, from one run of the
+benchmark, or with --scaling-from from the JSON lines of several runs saved
+in FILE, e.g. `for i in 1 2 3 4 5; do taskset -c 0 bench_shaper; done`).
+Needs matplotlib (Debian: python3-matplotlib).
 """
 import argparse
 import csv
 import io
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -125,19 +128,36 @@ def plot_fairness(rows, path):
     return result
 
 
-def plot_scaling(bench, path):
-    out = subprocess.run([bench], check=True, capture_output=True, text=True).stdout
-    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+def plot_scaling(bench, path, saved=None):
+    if saved:
+        with open(saved) as f:
+            lines = f.read().splitlines()
+    else:
+        lines = subprocess.run([bench], check=True, capture_output=True,
+                               text=True).stdout.splitlines()
+    rows = [json.loads(line) for line in lines if line.startswith("{")]
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    colours = {"pacing": "tab:blue", "tenant": "tab:orange"}
+    labels = {"pacing": "pacing (wheel only)", "tenant": "tenant binding (whole hierarchy)"}
     for mode in ("pacing", "tenant"):
         sel = [r for r in rows if r["mode"] == mode]
+        ns = sorted({r["connections"] for r in sel})
+        med = [statistics.median(r["cycles_per_packet"] for r in sel if r["connections"] == n)
+               for n in ns]
+        ax.plot(ns, med, "o-", color=colours[mode], label=labels[mode] + ", median window")
+        if "cycles_per_packet_min" in sel[0]:
+            fast = [statistics.median(r["cycles_per_packet_min"] for r in sel
+                                      if r["connections"] == n) for n in ns]
+            ax.plot(ns, fast, "s--", color=colours[mode], mfc="none", lw=0.8,
+                    label=labels[mode] + ", fastest window")
         ax.plot([r["connections"] for r in sel], [r["cycles_per_packet"] for r in sel],
-                "o-", label=mode)
+                ".", color=colours[mode], alpha=0.3)
     ax.set_xscale("log")
     ax.set_ylim(bottom=0)
     ax.set_xlabel("active connections")
     ax.set_ylabel("TSC cycles per packet (enqueue + dequeue)")
-    ax.set_title("Shaper cost per packet")
+    ax.set_title("Shaper cost per packet (%d runs; dots: each run)" %
+                 max(1, len({r.get("run", 0) for r in rows})))
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -152,6 +172,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "docs"))
     ap.add_argument("--scaling", action="store_true",
                     help="also run the cost benchmark and plot it")
+    ap.add_argument("--scaling-from", metavar="FILE",
+                    help="plot the cost from saved JSON lines of bench_shaper")
     args = ap.parse_args()
     bench = find_bench(args.bench)
     os.makedirs(args.out, exist_ok=True)
@@ -163,10 +185,10 @@ def main():
                       os.path.join(args.out, "shaper-fairness.png"))
     print("fairness: Jain %s -> %s" % (", ".join("%s %.5f" % kv for kv in j.items()),
                                         os.path.join(args.out, "shaper-fairness.png")))
-    if args.scaling:
-        rows = plot_scaling(bench, os.path.join(args.out, "shaper-scaling.png"))
-        for r in rows:
-            print(json.dumps(r))
+    if args.scaling or args.scaling_from:
+        path = os.path.join(args.out, "shaper-scaling.png")
+        rows = plot_scaling(bench, path, args.scaling_from)
+        print("scaling: %d measurements -> %s" % (len(rows), path))
 
 
 if __name__ == "__main__":

@@ -147,8 +147,8 @@ ts_rescale(shaper_u128 ts, shaper_u128 now_fp, uint64_t cpb_old, uint64_t cpb_ne
 /* Memory layout. */
 
 struct shaper_layout {
-	size_t conns, cfg, items, tenants, head, bm0, bm1, chunks, total;
-	uint32_t nslots, nchunks;
+	size_t conns, cfg, items, tenants, head, bm0, bm1, chunks, fq_chunks, total;
+	uint32_t nslots, nchunks, nfq_chunks;
 };
 
 static size_t
@@ -176,6 +176,16 @@ shaper_layout(const struct shaper_params *p, struct shaper_layout *l)
 	l->nchunks = shw_nchunks(p->n_conns + p->n_tenants, nslots);
 	if (l->nchunks >= (1u << 28))
 		return false;
+	/* A calendar bucket holding k connections spans at most k / 13 + 2
+	 * chunks (a partly read first one, a partly written last one), and at
+	 * most min(64 per tenant, one per connection) buckets are non-empty. */
+	{
+		uint64_t buckets = (uint64_t)SHAPER_FQ_BUCKETS * p->n_tenants;
+
+		if (buckets > p->n_conns)
+			buckets = p->n_conns;
+		l->nfq_chunks = (uint32_t)((p->n_conns + SHW_IDS - 1) / SHW_IDS + 2 * buckets + 2);
+	}
 	off = align64(sizeof(struct shaper));
 	l->conns = off;
 	off = align64(off + (size_t)p->n_conns * sizeof(struct shaper_conn));
@@ -193,6 +203,8 @@ shaper_layout(const struct shaper_params *p, struct shaper_layout *l)
 	off = align64(off + (size_t)((nslots + 4095) / 4096) * sizeof(uint64_t));
 	l->chunks = off;
 	off = align64(off + (size_t)l->nchunks * sizeof(struct shw_chunk));
+	l->fq_chunks = off;
+	off = align64(off + (size_t)l->nfq_chunks * sizeof(struct shw_chunk));
 	l->total = off;
 	return true;
 }
@@ -263,7 +275,6 @@ shaper_init(void *mem, size_t len, const struct shaper_params *p, uint64_t now)
 		c->tail = SHAPER_NIL;
 		c->cursor = SHAPER_NIL;
 		c->link = SHAPER_NIL;
-		c->flink = SHAPER_NIL;
 		c->next_ts = now;
 	}
 	for (uint32_t i = 0; i < p->n_items; i++)
@@ -293,6 +304,10 @@ shaper_init(void *mem, size_t len, const struct shaper_params *p, uint64_t now)
 	for (uint32_t i = 0; i < l.nchunks; i++)
 		w->chunks[i].next = i + 1 < l.nchunks ? i + 1 : SHW_NIL;
 	w->free_chunk = 0;
+	sh->fq_chunks = (struct shw_chunk *)(base + l.fq_chunks);
+	for (uint32_t i = 0; i < l.nfq_chunks; i++)
+		sh->fq_chunks[i].next = i + 1 < l.nfq_chunks ? i + 1 : SHW_NIL;
+	sh->fq_free = 0;
 
 	/* Catch-up: 20 us or four slots, whichever is longer. */
 	slack_ns = p->conn_slack_ns ? p->conn_slack_ns : 20000;
@@ -497,46 +512,98 @@ fair_push(struct shaper *sh, struct shaper_tenant *t, uint32_t ci)
 {
 	struct shaper_conn *c = &sh->conns[ci];
 	uint64_t floor = t->fq_v << sh->qshift;
+	struct shw_chunk *ch;
+	uint32_t slot, k;
 	uint64_t b;
-	uint32_t slot;
 
 	if (c->vfinish < floor)
 		c->vfinish = floor;
 	b = c->vfinish >> sh->qshift;
-	if (b < t->fq_v)
-		b = t->fq_v;
-	else if (b - t->fq_v >= SHAPER_FQ_BUCKETS)
+	if (b - t->fq_v >= SHAPER_FQ_BUCKETS)
 		b = t->fq_v + SHAPER_FQ_BUCKETS - 1;
 	slot = (uint32_t)b & (SHAPER_FQ_BUCKETS - 1);
-	c->flink = SHAPER_NIL;
 	c->state |= SHAPER_CS_FAIR;
-	if (t->fq_tail[slot] == SHAPER_NIL)
-		t->fq_head[slot] = ci;
-	else
-		sh->conns[t->fq_tail[slot]].flink = ci;
-	t->fq_tail[slot] = ci;
+	k = t->fq_tail[slot];
+	if (k == SHW_NIL || sh->fq_chunks[k].n == SHW_IDS) {
+		/* The pool is sized so that this cannot fail (shaper_layout). */
+		uint32_t nk = sh->fq_free;
+
+		ch = &sh->fq_chunks[nk];
+		sh->fq_free = ch->next;
+		ch->next = SHW_NIL;
+		ch->n = 0;
+		ch->rd = 0;
+		if (k == SHW_NIL)
+			t->fq_head[slot] = nk;
+		else
+			sh->fq_chunks[k].next = nk;
+		t->fq_tail[slot] = nk;
+		k = nk;
+	}
+	ch = &sh->fq_chunks[k];
+	ch->id[ch->n++] = ci;
 	t->fq_map |= 1ull << slot;
 }
 
-/* The next connection to admit, or SHAPER_NIL after re-filing a far one. */
+/* How many connections ahead admission prefetches; half as far for their
+ * cursor items, which need the connection first. */
+#define SHAPER_FQ_PREFETCH	8
+
+/* The id `ahead` places after the first of a bucket, or SHAPER_NIL. */
+static inline uint32_t
+fair_peek(const struct shaper *sh, uint32_t k, unsigned int ahead)
+{
+	const struct shw_chunk *ch = &sh->fq_chunks[k];
+	unsigned int i = ch->rd + ahead;
+
+	if (i < ch->n)
+		return ch->id[i];
+	if (ch->next == SHW_NIL)
+		return SHAPER_NIL;
+	i -= ch->n;
+	ch = &sh->fq_chunks[ch->next];
+	return i < ch->n ? ch->id[i] : SHAPER_NIL;
+}
+
+/*
+ * The next connection to admit, or SHAPER_NIL after re-filing a far one.
+ * A bucket is a FIFO of chunks of ids, so the connections to come can be
+ * prefetched before they are needed: threaded through the connections,
+ * each pop would wait for one cold cache line after another.
+ */
 static inline uint32_t
 fair_pop(struct shaper *sh, struct shaper_tenant *t)
 {
 	unsigned int base = (unsigned int)t->fq_v & (SHAPER_FQ_BUCKETS - 1);
 	uint64_t rot = base ? (t->fq_map >> base) | (t->fq_map << (64 - base)) : t->fq_map;
-	unsigned int slot;
-	uint32_t ci;
+	struct shw_chunk *ch;
 	struct shaper_conn *c;
+	unsigned int slot;
+	uint32_t ci, k, pf;
 
 	t->fq_v += (unsigned int)__builtin_ctzll(rot);
 	slot = (unsigned int)t->fq_v & (SHAPER_FQ_BUCKETS - 1);
-	ci = t->fq_head[slot];
-	c = &sh->conns[ci];
-	t->fq_head[slot] = c->flink;
-	if (c->flink == SHAPER_NIL) {
-		t->fq_tail[slot] = SHAPER_NIL;
-		t->fq_map &= ~(1ull << slot);
+	k = t->fq_head[slot];
+	ch = &sh->fq_chunks[k];
+	ci = ch->id[ch->rd++];
+	if (ch->rd == ch->n) {
+		/* Chunk used up: free it (a last chunk too; it is empty). */
+		t->fq_head[slot] = ch->next;
+		if (ch->next == SHW_NIL) {
+			t->fq_tail[slot] = SHW_NIL;
+			t->fq_map &= ~(1ull << slot);
+		}
+		ch->next = sh->fq_free;
+		sh->fq_free = k;
+	} else {
+		pf = fair_peek(sh, k, SHAPER_FQ_PREFETCH - 1);
+		if (pf != SHAPER_NIL)
+			__builtin_prefetch(&sh->conns[pf]);
+		pf = fair_peek(sh, k, SHAPER_FQ_PREFETCH / 2 - 1);
+		if (pf != SHAPER_NIL && sh->conns[pf].cursor != SHAPER_NIL)
+			__builtin_prefetch(&sh->items[sh->conns[pf].cursor]);
 	}
+	c = &sh->conns[ci];
 	c->state &= ~SHAPER_CS_FAIR;
 	if ((c->vfinish >> sh->qshift) > t->fq_v) {
 		if (t->fq_map == 0) {

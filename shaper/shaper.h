@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Hierarchical shaper: per-connection pacing on a timing wheel (Carousel,
- * SIGCOMM'17) under a per-tenant token bucket that admits whole messages.
+ * SIGCOMM'17) under per-tenant token buckets that admit whole messages and
+ * share the tenant fairly among its connections.
  *
  * The library is pure: libc only, no EAL, no mbufs, no clock.  Every call
  * that depends on time takes `now` in ticks of the caller's clock (the TSC in
@@ -105,7 +106,8 @@ struct shaper_params {
 	/* How far a backlogged connection may catch up when it was served
 	 * late (the poll loop was busy) [max(20 us, 4 wheel slots)]. */
 	uint32_t conn_slack_ns;
-	/* Fair-share quantum in bytes, the DRR quantum (one MTU) [4096]. */
+	/* Fair-share quantum in bytes, the DRR quantum (one MTU), rounded down
+	 * to a power of two [4096]. */
 	uint32_t fair_quantum;
 	/* Backpressure longer than this turns into dropping whole messages
 	 * [100 ms]. */

@@ -73,7 +73,7 @@ struct shaper_conn {
 	uint32_t qitems;
 	uint32_t ahead;		/* Bytes admitted and not sent yet. */
 	uint32_t link;		/* Next in the run list; the wheel position in WHEEL. */
-	uint32_t flink;		/* Next in a fair-calendar bucket. */
+	uint32_t unused;
 	uint16_t tenant;
 	uint8_t state;		/* SHAPER_CONN_* | SHAPER_CS_*. */
 	uint8_t flags;		/* SHAPER_CF_*. */
@@ -127,7 +127,8 @@ struct shaper_tenant {
 	uint32_t run_head;
 	uint32_t run_tail;
 	/* Connections with something to admit, by virtual finish time in
-	 * quanta: a calendar of SHAPER_FQ_BUCKETS FIFOs from fq_v on. */
+	 * quanta: a calendar of SHAPER_FQ_BUCKETS FIFOs from fq_v on, each a
+	 * list of chunks of ids (first and last chunk). */
 	uint64_t fq_v;
 	uint64_t fq_map;
 	/* A connection asks for admission while it has fewer bytes than this
@@ -191,6 +192,9 @@ struct shaper {
 	uint32_t active_tail;
 
 	struct shaper_wheel wheel;
+	/* Chunks of the tenants' fair calendars (their own pool). */
+	struct shw_chunk *fq_chunks;
+	uint32_t fq_free;
 
 	uint64_t drops_unattached;
 	void *alloc;		/* Set by shaper_create(). */

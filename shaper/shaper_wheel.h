@@ -33,7 +33,7 @@
 struct shw_chunk {
 	uint32_t next;		/* Next chunk of the slot, or SHW_NIL. */
 	uint16_t n;		/* Ids used. */
-	uint16_t unused;
+	uint16_t rd;		/* As a FIFO (shaper.c): ids already taken. */
 	uint32_t slot;		/* Slot this chunk belongs to. */
 	uint32_t id[SHW_IDS];
 };

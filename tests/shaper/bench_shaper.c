@@ -101,12 +101,45 @@ struct bench {
 	double cyc[ROUNDS], ns[ROUNDS];
 };
 
+/* Advance the clock by one step, send what is due and queue as many;
+ * returns the number of packets. */
+static uint64_t
+bench_run_step(struct bench *b)
+{
+	struct shaper_out out[32];
+	uint64_t done = 0;
+	unsigned int k;
+
+	b->now += b->step;
+	do {
+		k = shaper_dequeue(b->sh, b->now, out, 32);
+		for (unsigned int i = 0; i < k; i++)
+			post(b->sh, out[i].conn, b->seq++, b->now);
+		done += k;
+	} while (k == 32);
+	return done;
+}
+
+/* Move `pkts` packets; returns them. */
+static uint64_t
+bench_run(struct bench *b, uint64_t pkts)
+{
+	uint64_t done = 0;
+
+	while (done < pkts)
+		done += bench_run_step(b);
+	return done;
+}
+
 static void
 bench_setup(struct bench *b, uint32_t n, bool tenant_cap)
 {
 	const uint64_t agg_bps = 100000000000ull;
 	struct shaper_params p;
 	struct shaper_tenant_params tp;
+	uint64_t rng = 0x9e3779b97f4a7c15ull ^ n;
+	uint32_t *perm;
+	void *base;
 
 	memset(b, 0, sizeof(*b));
 	b->n = n;
@@ -119,14 +152,16 @@ bench_setup(struct bench *b, uint32_t n, bool tenant_cap)
 	 * per connection at N = 1 000 000. */
 	p.wheel_slots = 131072;
 	p.wheel_slot_ns = 4096;
-	b->len = (shaper_memsize(&p) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+	/* 2 MiB aligned, so that huge pages can back all of it. */
+	b->len = ((shaper_memsize(&p) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1)) + (2u << 20);
 	b->mem = mmap(NULL, b->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (b->mem == MAP_FAILED) {
 		perror("bench_shaper: mmap");
 		exit(1);
 	}
-	madvise(b->mem, b->len, MADV_HUGEPAGE);
-	b->sh = shaper_init(b->mem, b->len, &p, 0);
+	base = (void *)(((uintptr_t)b->mem + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+	madvise(base, b->len - (2u << 20), MADV_HUGEPAGE);
+	b->sh = shaper_init(base, b->len - (2u << 20), &p, 0);
 	if (b->sh == NULL) {
 		fprintf(stderr, "bench_shaper: cannot create a shaper of %u connections\n", n);
 		exit(1);
@@ -136,34 +171,39 @@ bench_setup(struct bench *b, uint32_t n, bool tenant_cap)
 	tp.burst_bytes = 262144;
 	tp.qlimit_bytes = (uint64_t)3 * n * PKT;
 	shaper_tenant_config(b->sh, 0, &tp, 0);
+	/* Connections start in a random order: served in the order of their
+	 * ids they would walk memory in sequence, and the hardware prefetcher
+	 * would hide what a switch, whose connections come in any order, pays. */
+	perm = malloc((size_t)n * sizeof(*perm));
+	if (perm == NULL)
+		exit(1);
 	for (uint32_t i = 0; i < n; i++) {
 		shaper_conn_attach(b->sh, i, 0, agg_bps / n, 0);
-		post(b->sh, i, b->seq++, 0);
-		post(b->sh, i, b->seq++, 0);
+		perm[i] = i;
+	}
+	for (uint32_t i = n - 1; i > 0; i--) {
+		uint32_t j, x;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		j = (uint32_t)(rng % (i + 1));
+		x = perm[i];
+		perm[i] = perm[j];
+		perm[j] = x;
 	}
 	/* 32 packet times at the aggregate rate, in ns. */
 	b->step = (uint64_t)PKT * 8 * 32 * 1000000000ull / (tenant_cap ? agg_bps / 2 : agg_bps);
-}
-
-/* Move `pkts` packets; returns them. */
-static uint64_t
-bench_run(struct bench *b, uint64_t pkts)
-{
-	struct shaper_out out[32];
-	uint64_t done = 0;
-
-	while (done < pkts) {
-		unsigned int k;
-
-		b->now += b->step;
-		do {
-			k = shaper_dequeue(b->sh, b->now, out, 32);
-			for (unsigned int i = 0; i < k; i++)
-				post(b->sh, out[i].conn, b->seq++, b->now);
-			done += k;
-		} while (k == 32);
+	/* They also start one per packet time, not all at once: started
+	 * together they would stay together, the whole population due in
+	 * the same slot once per interval. */
+	for (uint32_t i = 0; i < n; i++) {
+		post(b->sh, perm[i], b->seq++, b->now);
+		post(b->sh, perm[i], b->seq++, b->now);
+		if (i % 32 == 31)
+			bench_run_step(b);
 	}
-	return done;
+	free(perm);
 }
 
 /*

@@ -915,17 +915,26 @@ check_invariants(const struct shaper *sh)
 		}
 		n = 0;
 		for (unsigned int b = 0; b < SHAPER_FQ_BUCKETS; b++) {
-			INV(((tn->fq_map >> b) & 1) == (tn->fq_head[b] != SHAPER_NIL));
-			for (uint32_t ci = tn->fq_head[b]; ci != SHAPER_NIL;
-			     ci = sh->conns[ci].flink) {
-				INV(sh->conns[ci].state & SHAPER_CS_FAIR);
-				INV(sh->conns[ci].tenant == t);
-				INV(sh->conns[ci].cursor != SHAPER_NIL);
-				INV(++n <= sh->n_conns);
-				if (n > sh->n_conns)
+			uint32_t last = SHW_NIL;
+
+			INV(((tn->fq_map >> b) & 1) == (tn->fq_head[b] != SHW_NIL));
+			for (uint32_t k = tn->fq_head[b]; k != SHW_NIL; k = sh->fq_chunks[k].next) {
+				const struct shw_chunk *ch = &sh->fq_chunks[k];
+
+				INV(ch->rd < ch->n && ch->n <= SHW_IDS);
+				for (unsigned int i = ch->rd; i < ch->n; i++) {
+					uint32_t ci = ch->id[i];
+
+					INV(sh->conns[ci].state & SHAPER_CS_FAIR);
+					INV(sh->conns[ci].tenant == t);
+					INV(sh->conns[ci].cursor != SHAPER_NIL);
+					in_fair++;
+				}
+				last = k;
+				if (++n > sh->n_conns)
 					break;
-				in_fair++;
 			}
+			INV(last == tn->fq_tail[b]);
 		}
 		if (tn->run_head != SHAPER_NIL || tn->fq_map != 0)
 			INV(tn->state != SHAPER_TENANT_IDLE);
@@ -1008,22 +1017,25 @@ check_invariants(const struct shaper *sh)
 	return bad;
 }
 
-/* Random operations, and after each one every invariant. */
+/* Random operations, and after each one every invariant.  64 connections in
+ * 2 tenants, so that calendar buckets span several chunks. */
+#define NC 64
+
 static void
 test_invariants(void)
 {
-	struct shaper_params p = sim_params(24, 3, 4096);
+	struct shaper_params p = sim_params(NC, 2, 8192);
 	struct shaper_out o[16];
 	struct shaper *sh;
-	uint64_t now = 0, rng = 12345, seq[24] = { 0 }, next_seq[24] = { 0 };
+	uint64_t now = 0, rng = 12345, seq[NC] = { 0 }, next_seq[NC] = { 0 };
 	unsigned int bad = 0, reorders = 0;
-	bool open[24] = { false };
+	bool open[NC] = { false };
 
 	p.wheel_slots = 64;	/* A short horizon: entries get re-filed. */
 	sh = shaper_create(&p, now);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
-	for (uint32_t i = 0; i < 24; i++)
-		shaper_conn_attach(sh, i, i % 3, (i % 4) * GBPS, now);
+	for (uint32_t i = 0; i < NC; i++)
+		shaper_conn_attach(sh, i, i % 2, (i % 4) * GBPS, now);
 	for (int step = 0; step < 60000 && bad == 0; step++) {
 		uint64_t r;
 
@@ -1033,7 +1045,7 @@ test_invariants(void)
 		r = rng;
 		switch (r % 16) {
 		case 0: case 1: case 2: case 3: case 4: case 5: {
-			uint32_t ci = (uint32_t)(r >> 8) % 24;
+			uint32_t ci = (uint32_t)(r >> 8) % NC;
 			struct shaper_pkt pk = {
 				.cookie = (uint64_t)ci << 40 | seq[ci], .conn = ci,
 				.bytes = 64 + (uint32_t)(r >> 16) % 4096,
@@ -1083,19 +1095,19 @@ test_invariants(void)
 				.qlimit_bytes = 64 * 1024 + (r >> 24) % (1u << 20),
 			};
 
-			shaper_tenant_config(sh, (uint32_t)(r >> 40) % 3, &tp, now);
+			shaper_tenant_config(sh, (uint32_t)(r >> 40) % 2, &tp, now);
 			break;
 		}
 		case 14:
-			shaper_charge(sh, (uint32_t)(r >> 8) % 3, (r >> 16) % 100000, now);
+			shaper_charge(sh, (uint32_t)(r >> 8) % 2, (r >> 16) % 100000, now);
 			break;
 		default: {
 			/* Re-attach an empty connection elsewhere. */
-			uint32_t ci = (uint32_t)(r >> 8) % 24;
+			uint32_t ci = (uint32_t)(r >> 8) % NC;
 			struct shaper_conn_stats cs;
 
 			shaper_conn_stats(sh, ci, &cs);
-			if (cs.queued_items == 0 && shaper_conn_attach(sh, ci, (uint32_t)(r >> 16) % 3,
+			if (cs.queued_items == 0 && shaper_conn_attach(sh, ci, (uint32_t)(r >> 16) % 2,
 					((r >> 24) % 3) * GBPS, now) == 0)
 				open[ci] = false;
 			break;
@@ -1125,6 +1137,7 @@ test_invariants(void)
 	CU_ASSERT_EQUAL(sh->items_used, 0);
 	shaper_free(sh);
 }
+#undef NC
 
 /* Telemetry: configured and achieved rates, pacing rates, queue. */
 static void
@@ -1172,13 +1185,15 @@ test_scale(void)
 	size_t tenants = (size_t)p.n_tenants * sizeof(struct shaper_tenant);
 
 	/* The state the per-packet path touches is one cache line; the
-	 * configured rates (8 B) sit apart, and the wheel's chunks add 64 / 13
-	 * bytes: at most 80 bytes per connection in all, items aside. */
+	 * configured rates (8 B) sit apart; the wheel's and the calendars'
+	 * chunks add 64 / 13 bytes each, plus reserves that never fail (per
+	 * wheel slot, and two per calendar bucket: 8 MB for 1 024 tenants):
+	 * at most 96 bytes per connection in all, items aside. */
 	CU_ASSERT_EQUAL(sizeof(struct shaper_conn), 64);
 	CU_ASSERT(sz > 0);
 	printf("\n    1M connections: %.1f MB in all, %.1f B per connection besides items "
 	       "and tenants\n", sz / 1e6, (double)(sz - items - tenants) / 1e6);
-	CU_ASSERT((sz - items - tenants) / 1000000 <= 80);
+	CU_ASSERT((sz - items - tenants) / 1000000 <= 96);
 	p.n_tenants = 70000;
 	CU_ASSERT_EQUAL(shaper_memsize(&p), 0);
 	p.n_tenants = 1;
