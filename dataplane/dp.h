@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include <pthread.h>
+#include <string.h>
 
 #include <rte_common.h>
 #include <rte_ethdev.h>
@@ -176,6 +177,38 @@ struct dp {
 };
 
 extern struct dp dp;
+
+/* Address and MAC equality without a call: 4 or 16 bytes, and 6 bytes. */
+static inline bool
+dp_addr_eq(const uint8_t *a, const uint8_t *b, unsigned alen)
+{
+	uint64_t x0, x1, y0, y1;
+	uint32_t u, v;
+
+	if (alen == 4) {
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		return u == v;
+	}
+	memcpy(&x0, a, 8);
+	memcpy(&x1, a + 8, 8);
+	memcpy(&y0, b, 8);
+	memcpy(&y1, b + 8, 8);
+	return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+}
+
+static inline bool
+dp_mac_eq(const uint8_t *a, const uint8_t *b)
+{
+	uint32_t u, v;
+	uint16_t x, y;
+
+	memcpy(&u, a, 4);
+	memcpy(&v, b, 4);
+	memcpy(&x, a + 4, 2);
+	memcpy(&y, b + 4, 2);
+	return ((u ^ v) | (uint32_t)(x ^ y)) == 0;
+}
 
 static inline struct dp_conn_state *
 dp_conn_state(uint32_t id)

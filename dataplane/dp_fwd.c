@@ -44,38 +44,6 @@ ip_dst(uint8_t *data, const struct roce_pkt *pkt)
 	return ip_src(data, pkt) + ip_addr_len(pkt);
 }
 
-/* Address and MAC equality without a call: 4 or 16 bytes, and 6 bytes. */
-static inline bool
-addr_eq(const uint8_t *a, const uint8_t *b, unsigned alen)
-{
-	uint64_t x0, x1, y0, y1;
-	uint32_t u, v;
-
-	if (alen == 4) {
-		memcpy(&u, a, 4);
-		memcpy(&v, b, 4);
-		return u == v;
-	}
-	memcpy(&x0, a, 8);
-	memcpy(&x1, a + 8, 8);
-	memcpy(&y0, b, 8);
-	memcpy(&y1, b + 8, 8);
-	return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-}
-
-static inline bool
-mac_eq(const uint8_t *a, const uint8_t *b)
-{
-	uint32_t u, v;
-	uint16_t x, y;
-
-	memcpy(&u, a, 4);
-	memcpy(&v, b, 4);
-	memcpy(&x, a + 4, 2);
-	memcpy(&y, b + 4, 2);
-	return ((u ^ v) | (uint32_t)(x ^ y)) == 0;
-}
-
 /* True when the BTH sits where an option-less IP header puts it. */
 static inline bool
 ip_standard(const struct roce_pkt *pkt)
@@ -309,7 +277,7 @@ ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t *d
 		return DP_DROP_SPOOFED_SOURCE;
 	l = &o->qps[OVL_V_IDX(v)];
 	le = &o->endpoints[l->endpoint];
-	if (!l->local || le->port != in_port || !mac_eq(data + 6, le->mac))
+	if (!l->local || le->port != in_port || !dp_mac_eq(data + 6, le->mac))
 		return DP_DROP_SPOOFED_SOURCE;
 	if (!re->reachable)
 		return DP_DROP_NO_CONNECTION;
@@ -426,8 +394,8 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 	struct dp_tenant_stats *ts = &lc->tenant_stats[o->tenants[tenant].slot];
 
 	/* Anti-spoofing: only L, from its own port and MAC, speaks for L. */
-	if (unlikely(c->l_port != in_port || !addr_eq(ip_src(data, &pkt), c->l_vip, alen) ||
-		     !mac_eq(data + 6, c->l_mac)))
+	if (unlikely(c->l_port != in_port || !dp_addr_eq(ip_src(data, &pkt), c->l_vip, alen) ||
+		     !dp_mac_eq(data + 6, c->l_mac)))
 		return DP_DROP_SPOOFED_SOURCE;
 	if (unlikely(!transport_ok(pkt.opcode, c->l_type)))
 		return DP_DROP_TYPE_MISMATCH;
@@ -519,7 +487,7 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 	 * fabric: traffic between two QPs of this host is the switch's own
 	 * hairpin, so a fabric frame claiming it is forged.
 	 */
-	if (unlikely(c->hairpin || !addr_eq(ip_src(data, &pkt), c->r_host, alen)))
+	if (unlikely(c->hairpin || !dp_addr_eq(ip_src(data, &pkt), c->r_host, alen)))
 		return DP_DROP_SPOOFED_SOURCE;
 	if (unlikely(!transport_ok(pkt.opcode, c->l_type)))
 		return DP_DROP_TYPE_MISMATCH;

@@ -57,24 +57,6 @@ struct dp_mark_index {
 /* The published index; see Ownership above. */
 extern struct dp_mark_index *dp_mark_index;
 
-static inline bool
-dp_mark_addr_eq(const uint8_t *a, const uint8_t *b, unsigned alen)
-{
-	uint64_t x0, x1, y0, y1;
-	uint32_t u, v;
-
-	if (alen == 4) {
-		memcpy(&u, a, 4);
-		memcpy(&v, b, 4);
-		return u == v;
-	}
-	memcpy(&x0, a, 8);
-	memcpy(&x1, a + 8, 8);
-	memcpy(&y0, b, 8);
-	memcpy(&y1, b + 8, 8);
-	return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-}
-
 /* The index entry a MARKed frame of overlay @o names, or NULL. */
 static inline const struct dp_mark_entry *
 dp_mark_entry_of(const struct rte_mbuf *m, const struct ovl *o)
@@ -107,7 +89,7 @@ dp_mark_egress(const struct rte_mbuf *m, const struct ovl *o, uint32_t tenant, c
 	if (likely(e == NULL))
 		return OVL_NONE;
 	if (e->conn == OVL_NONE || e->tenant != tenant || e->e_qpn != dqpn || e->e_alen != alen ||
-	    !dp_mark_addr_eq(e->e_dst, dst, alen))
+	    !dp_addr_eq(e->e_dst, dst, alen))
 		return OVL_NONE;
 	return e->conn;
 }
@@ -123,7 +105,7 @@ dp_mark_ingress(const struct rte_mbuf *m, const struct ovl *o, const uint8_t *ds
 
 	if (likely(e == NULL))
 		return OVL_NONE;
-	if (e->conn == OVL_NONE || e->i_qpn != dqpn || e->i_alen != alen || !dp_mark_addr_eq(e->i_dst, dst, alen))
+	if (e->conn == OVL_NONE || e->i_qpn != dqpn || e->i_alen != alen || !dp_addr_eq(e->i_dst, dst, alen))
 		return OVL_NONE;
 	return e->conn;
 }
