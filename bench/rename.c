@@ -21,77 +21,12 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include "bench_world.h"
 #include "dp.h"
 
 #define FRAMES 4096   /* distinct frames cycled through */
 #define ITERS 2000000
 #define RUNS 5
-
-static char name_port0[] = "fabric0", name_port1[] = "vm", dev0[] = "net_null0", dev1[] = "net_null1";
-static char name_tenant[] = "blue";
-
-static void
-ip4(struct cfg_ip *ip, uint32_t host_order)
-{
-	memset(ip, 0, sizeof(*ip));
-	ip->ver = 4;
-	ip->b[0] = (uint8_t)(host_order >> 24);
-	ip->b[1] = (uint8_t)(host_order >> 16);
-	ip->b[2] = (uint8_t)(host_order >> 8);
-	ip->b[3] = (uint8_t)host_order;
-}
-
-/* One local endpoint 192.168.0.10 with N QPs, each peered to a QP on one of
- * N/250 remote endpoints (host 10.0.0.2). */
-static struct cfg *
-make_cfg(uint32_t n)
-{
-	struct cfg *c = calloc(1, sizeof(*c));
-	uint32_t n_remote = (n + 249) / 250;
-
-	c->version = 1;
-	c->udp_port = ROCE_UDP_PORT;
-	c->n_ports = 2;
-	c->ports = calloc(2, sizeof(*c->ports));
-	c->ports[0] = (struct cfg_port){ .name = name_port0, .device = dev0, .role = CFG_ROLE_UPLINK,
-					 .has_ip = true, .mac = { 2, 0, 0, 0, 0, 1 },
-					 .has_gateway_mac = true, .gateway_mac = { 2, 0, 0, 0, 0, 0xfe },
-					 .tenant = -1 };
-	ip4(&c->ports[0].ip, 0x0a000001);
-	c->ports[1] = (struct cfg_port){ .name = name_port1, .device = dev1, .role = CFG_ROLE_TENANT,
-					 .mac = { 2, 0, 0, 0, 1, 1 }, .tenant = 0 };
-	c->n_tenants = 1;
-	c->tenants = calloc(1, sizeof(*c->tenants));
-	c->tenants[0] = (struct cfg_tenant){ .name = name_tenant, .vni = 100, .max_qps = 2 * n };
-	c->n_endpoints = 1 + n_remote;
-	c->endpoints = calloc(c->n_endpoints, sizeof(*c->endpoints));
-	c->endpoints[0] = (struct cfg_endpoint){ .tenant = 0, .port = 1, .has_mac = true,
-						 .mac = { 2, 0, 0, 0, 0xaa, 0x10 } };
-	ip4(&c->endpoints[0].vip, 0xc0a8000a);
-	ip4(&c->endpoints[0].host, 0x0a000001);
-	for (uint32_t r = 0; r < n_remote; r++) {
-		struct cfg_endpoint *e = &c->endpoints[1 + r];
-
-		e->tenant = 0;
-		e->port = -1;
-		ip4(&e->vip, 0xc0a80100 + r);
-		ip4(&e->host, 0x0a000002);
-	}
-	c->n_qps = 2 * n;
-	c->qps = calloc(c->n_qps, sizeof(*c->qps));
-	for (uint32_t i = 0; i < n; i++) {
-		struct cfg_qp *l = &c->qps[2 * i], *r = &c->qps[2 * i + 1];
-		uint32_t re = 1 + i / 250;
-
-		*l = (struct cfg_qp){ .tenant = 0, .vqpn = 16 + i, .pqpn = 16 + i, .type = CFG_QP_RC,
-				      .has_peer = true, .peer = (int)(2 * i + 1), .endpoint = 0 };
-		l->vip = c->endpoints[0].vip;
-		*r = (struct cfg_qp){ .tenant = 0, .vqpn = 16 + i % 250, .pqpn = 16 + i, .type = CFG_QP_RC,
-				      .has_peer = true, .peer = (int)(2 * i), .endpoint = (int)re };
-		r->vip = c->endpoints[re].vip;
-	}
-	return c;
-}
 
 static size_t
 make_frame(uint8_t *buf, uint32_t conn)
@@ -137,7 +72,7 @@ main(int argc, char **argv)
 		return 1;
 	srand(1);
 	for (uint32_t n = 1000; n <= 1000000; n *= 10) {
-		struct cfg *c = make_cfg(n);
+		struct cfg *c = bench_cfg_make(n);
 
 		dp.ovl = ovl_build(c, err, sizeof(err));
 		if (!dp.ovl) {
@@ -211,11 +146,7 @@ main(int argc, char **argv)
 			dp.conn_chunks[i] = NULL;
 		}
 		ovl_free(dp.ovl);
-		free(c->ports);
-		free(c->tenants);
-		free(c->endpoints);
-		free(c->qps);
-		free(c);
+		bench_cfg_free(c);
 	}
 	rte_pktmbuf_free(m);
 	rte_mempool_free(pool);
