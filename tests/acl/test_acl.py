@@ -38,7 +38,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "pipeline"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from roce_telemetry import telemetry  # noqa: E402
 
 from pipeline_wire import (  # noqa: E402
     BTH, AETH, RETH, AtomicETH, DETH, read_pcap, write_pcap, fields_of, ipv4_header_ok,
@@ -194,24 +195,6 @@ def junk(n, size):
 # ---------------------------------------------------------------------------
 # Running the switch and talking to it.
 
-def telemetry(prefix, cmd):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(30)
-    s.connect("/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix)
-    s.recv(1024)
-    s.send(cmd.encode())
-    reply = b""
-    while True:
-        chunk = s.recv(1 << 16)
-        reply += chunk
-        try:
-            doc = json.loads(reply.decode())
-            break
-        except ValueError:
-            if not chunk:
-                raise
-    s.close()
-    return doc[cmd.split(",")[0]]
 
 
 def start_switch(build, prefix, vdevs, cfg_path, lcores):

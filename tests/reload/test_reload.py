@@ -25,7 +25,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from roce_telemetry import telemetry  # noqa: E402
 
 from roce_layers import BTH  # noqa: E402
 from scapy.all import Ether, IP, UDP, Raw, wrpcap  # noqa: E402
@@ -111,23 +112,6 @@ def traffic(path):
     wrpcap(path, frames)
 
 
-def telemetry(prefix, cmd):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.connect("/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix)
-    s.recv(1024)
-    s.send(cmd.encode())
-    reply = b""
-    while True:
-        chunk = s.recv(1 << 16)
-        reply += chunk
-        try:
-            doc = json.loads(reply.decode())
-            break
-        except ValueError:
-            if not chunk:
-                raise
-    s.close()
-    return doc[cmd.split(",")[0]]
 
 
 def wait_for_socket(prefix, proc, seconds=20):

@@ -36,7 +36,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -46,6 +45,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from roce_telemetry import telemetry  # noqa: E402
 
 from roce_layers import BTH, AETH, RETH  # noqa: E402
 from scapy.all import Ether, IP, UDP, Raw, wrpcap  # noqa: E402
@@ -163,24 +164,6 @@ def traffic(d):
     return paths
 
 
-def telemetry(prefix, cmd):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(10)
-    s.connect("/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix)
-    s.recv(1024)
-    s.send(cmd.encode())
-    reply = b""
-    while True:
-        chunk = s.recv(1 << 16)
-        reply += chunk
-        try:
-            doc = json.loads(reply.decode())
-            break
-        except ValueError:
-            if not chunk:
-                raise
-    s.close()
-    return doc[cmd.split(",")[0]]
 
 
 def wait_for_socket(prefix, proc, seconds=30):
