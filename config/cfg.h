@@ -7,7 +7,8 @@
  * which every cross reference has been resolved to an array index and every
  * rule of the schema holds, or return NULL and describe every problem they
  * found as one line each in a struct cfg_errors. Nothing here depends on
- * DPDK; the library needs only libc (it reads JSON itself: cfg_json.h).
+ * DPDK; the library needs only libc, jansson (cfg_json.h) and dcqcn/, which
+ * validates the DCQCN parameters.
  */
 #ifndef CFG_H
 #define CFG_H
@@ -16,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "dcqcn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +40,11 @@ extern "C" {
 /* Offload thresholds when the "offload" section does not give them. */
 #define CFG_DEFAULT_STEADY_MS 1000
 #define CFG_DEFAULT_MIN_RATE_MBPS 100
+/* DCQCN's line rate when "dcqcn" does not give "line_rate_gbps": 100 Gb/s. */
+#define CFG_DEFAULT_LINE_RATE_BPS UINT64_C(100000000000)
+/* The "shaping" section's defaults. */
+#define CFG_DEFAULT_WATCHDOG_MS 100
+#define CFG_DEFAULT_QUEUE_BYTES (4u << 20)
 /* At most this many messages are kept; one more line counts the rest. */
 #define CFG_ERRORS_MAX 1000
 
@@ -82,6 +90,8 @@ struct cfg_tenant {
 	struct cfg_rate rate;
 	enum cfg_mr_check mr_check;
 	uint32_t n_qps;         /* QPs of this tenant in the file */
+	struct dcqcn_params dcqcn; /* effective parameters of this tenant (always filled) */
+	bool dcqcn_override;    /* the tenant had its own "dcqcn" object */
 };
 
 /* A tenant's virtual IP and the host that runs it (the vGID to GID map). */
@@ -140,12 +150,25 @@ struct cfg_neighbor {
 struct cfg_dcqcn {
 	bool enabled;           /* default false */
 	char *profile;          /* "nvidia" (default) or "paper" */
+	/* "line_rate_gbps": the rate a reaction point starts at and recovers to */
+	uint64_t line_rate_bps; /* default CFG_DEFAULT_LINE_RATE_BPS */
+	/* "ce_to_tenant": "clear" (default) or "keep" the CE mark of a frame from the fabric */
+	bool ce_keep;
+	/* "cnp_to_tenant": false (default): the switch's RP consumes fabric CNPs; true: also deliver */
+	bool cnp_pass;
+	struct dcqcn_params params; /* the profile's defaults with "params" applied */
 };
 
 struct cfg_offload {
 	bool enabled;           /* default false */
 	uint32_t steady_ms;     /* rewrite unchanged this long; default CFG_DEFAULT_STEADY_MS */
 	uint32_t min_rate_mbps; /* and carrying more than this; default CFG_DEFAULT_MIN_RATE_MBPS */
+};
+
+struct cfg_shaping {
+	uint32_t watchdog_ms;   /* "watchdog_ms", default CFG_DEFAULT_WATCHDOG_MS, 1..60000 */
+	/* "queue_bytes": a tenant's queue above this backpressures its port; at least 65536 */
+	uint64_t queue_bytes;   /* default CFG_DEFAULT_QUEUE_BYTES */
 };
 
 enum cfg_acl_action { CFG_ACL_ALLOW, CFG_ACL_DENY };
@@ -208,6 +231,7 @@ struct cfg {
 	uint32_t n_neighbors;
 	struct cfg_dcqcn dcqcn;
 	struct cfg_offload offload;
+	struct cfg_shaping shaping;     /* top-level optional "shaping" */
 	struct cfg_acl *acls;
 	uint32_t n_acls;
 };

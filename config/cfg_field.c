@@ -273,7 +273,8 @@ parse_qpn(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path
 }
 
 static bool
-parse_gbps(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path, uint64_t *at)
+parse_gbps(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
+	   const struct cfg_path *path, uint64_t *at)
 {
 	double g, bps;
 	char txt[32];
@@ -294,18 +295,27 @@ parse_gbps(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *pat
 		cfg_err(ld, path, "expected a number of Gbit/s");
 		return false;
 	}
+	/* For messages: an integer as written, "20000" rather than "2e+04". */
+	if (cfg_j_is_int(v))
+		snprintf(txt, sizeof(txt), "%s%" PRIu64, v->neg ? "-" : "", v->v.u);
+	else
+		real_str(g, txt, sizeof(txt));
 	if (!(g > 0)) {
-		cfg_err(ld, path, "%s must be greater than 0", real_str(g, txt, sizeof(txt)));
+		cfg_err(ld, path, "%s must be greater than 0", txt);
 		return false;
 	}
 	bps = g * 1e9 + 0.5;
 	/* 2^64 is exactly representable; anything from there on does not fit. */
 	if (bps >= 18446744073709551616.0) {
-		cfg_err(ld, path, "%s is out of range", real_str(g, txt, sizeof(txt)));
+		cfg_err(ld, path, "%s is out of range", txt);
 		return false;
 	}
 	if (bps < 1.0) {
-		cfg_err(ld, path, "%s is below 1 bit/s", real_str(g, txt, sizeof(txt)));
+		cfg_err(ld, path, "%s is below 1 bit/s", txt);
+		return false;
+	}
+	if (f->max != 0 && (uint64_t)bps > f->max) {
+		cfg_err(ld, path, "%s is out of range (max %" PRIu64 ")", txt, f->max / 1000000000);
 		return false;
 	}
 	*at = (uint64_t)bps;
@@ -451,7 +461,10 @@ cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_j
 				return false;
 			}
 			if (f->kind == CFG_F_ENUM) {
-				*(int *)at = k;
+				if (f->size == sizeof(bool))
+					*(bool *)at = k != 0;
+				else
+					*(int *)at = k;
 				return true;
 			}
 		}
@@ -498,7 +511,7 @@ cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_j
 	case CFG_F_QPN:
 		return parse_qpn(ld, v, path, at);
 	case CFG_F_GBPS:
-		return parse_gbps(ld, v, path, at);
+		return parse_gbps(ld, f, v, path, at);
 	case CFG_F_IP:
 		if (!cfg_j_is_str(v)) {
 			cfg_err(ld, path, "expected an IP address string");
@@ -538,6 +551,8 @@ cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_j
 			cfg_err(ld, path, "expected an object");
 			return false;
 		}
+		if (f->sub == NULL)
+			return true;
 		ok = cfg_obj_parse(ld, v, path, f->sub, f->n_sub, at, &present);
 		/* Valid when every key given is valid and none required is missing. */
 		for (unsigned i = 0; i < f->n_sub; i++)

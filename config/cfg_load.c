@@ -36,6 +36,8 @@ static const char *const access_names[] = {
 	"remote_read", "remote_write", "remote_atomic", NULL
 };
 static const char *const dcqcn_profile_names[] = { "nvidia", "paper", NULL };
+/* "ce_to_tenant", into the bool ce_keep. */
+static const char *const ce_names[] = { "clear", "keep", NULL };
 
 /* "rate" of a tenant or a QP. */
 static const struct cfg_field rate_fields[] = {
@@ -44,7 +46,7 @@ static const struct cfg_field rate_fields[] = {
 		  .min = 1),
 };
 
-enum { T_NAME, T_VNI, T_MAX_QPS, T_RATE, T_MR_CHECK };
+enum { T_NAME, T_VNI, T_MAX_QPS, T_RATE, T_MR_CHECK, T_DCQCN };
 static const struct cfg_field tenant_fields[] = {
 	[T_NAME] = CFG_FIELD(struct cfg_tenant, "name", CFG_F_STR, CFG_REQUIRED, name),
 	[T_VNI] = CFG_FIELD(struct cfg_tenant, "vni", CFG_F_UINT, CFG_REQUIRED, vni,
@@ -54,6 +56,21 @@ static const struct cfg_field tenant_fields[] = {
 			     CFG_HAS(struct cfg_tenant, rate.set), CFG_SUB(rate_fields)),
 	[T_MR_CHECK] = CFG_FIELD(struct cfg_tenant, "mr_check", CFG_F_ENUM, CFG_OPTIONAL,
 				 mr_check, .names = mr_check_names),
+	/* Walked by load_tenant_dcqcn(). */
+	[T_DCQCN] = { .key = "dcqcn", .kind = CFG_F_OBJECT,
+		      CFG_HAS(struct cfg_tenant, dcqcn_override) },
+};
+
+/* A tenant's "dcqcn": a profile to start from instead of the top-level parameters. */
+struct tenant_dcqcn {
+	int profile;            /* index into dcqcn_profile_names, -1 when absent */
+};
+
+static const struct cfg_field tenant_dcqcn_fields[] = {
+	CFG_FIELD(struct tenant_dcqcn, "profile", CFG_F_ENUM, CFG_OPTIONAL, profile,
+		  .names = dcqcn_profile_names),
+	/* Walked by load_dcqcn_params(). */
+	{ .key = "params", .kind = CFG_F_OBJECT },
 };
 
 enum { P_NAME, P_DEVICE, P_ROLE, P_IP, P_MAC, P_GATEWAY_MAC, P_TENANT };
@@ -128,12 +145,27 @@ static const struct cfg_field dcqcn_fields[] = {
 	CFG_FIELD(struct cfg_dcqcn, "enabled", CFG_F_BOOL, CFG_OPTIONAL, enabled),
 	CFG_FIELD(struct cfg_dcqcn, "profile", CFG_F_STR, CFG_OPTIONAL, profile,
 		  .names = dcqcn_profile_names),
+	/* dcqcn_profile_build() takes line rates below 2^44 b/s: at most 10 Tb/s. */
+	CFG_FIELD(struct cfg_dcqcn, "line_rate_gbps", CFG_F_GBPS, CFG_OPTIONAL, line_rate_bps,
+		  .max = UINT64_C(10000000000000)),
+	CFG_FIELD(struct cfg_dcqcn, "ce_to_tenant", CFG_F_ENUM, CFG_OPTIONAL, ce_keep,
+		  .names = ce_names),
+	CFG_FIELD(struct cfg_dcqcn, "cnp_to_tenant", CFG_F_BOOL, CFG_OPTIONAL, cnp_pass),
+	/* Walked by load_dcqcn_params(). */
+	{ .key = "params", .kind = CFG_F_OBJECT },
 };
 
 static const struct cfg_field offload_fields[] = {
 	CFG_FIELD(struct cfg_offload, "enabled", CFG_F_BOOL, CFG_OPTIONAL, enabled),
 	CFG_FIELD(struct cfg_offload, "steady_ms", CFG_F_UINT, CFG_OPTIONAL, steady_ms),
 	CFG_FIELD(struct cfg_offload, "min_rate_mbps", CFG_F_UINT, CFG_OPTIONAL, min_rate_mbps),
+};
+
+static const struct cfg_field shaping_fields[] = {
+	CFG_FIELD(struct cfg_shaping, "watchdog_ms", CFG_F_UINT, CFG_OPTIONAL, watchdog_ms,
+		  .min = 1, .max = 60000),
+	CFG_FIELD(struct cfg_shaping, "queue_bytes", CFG_F_UINT, CFG_OPTIONAL, queue_bytes,
+		  .min = 65536),
 };
 
 /* Per-record masks of valid fields are kept in 32 bits; bit 31 is Q_KEY_OK. */
@@ -169,8 +201,17 @@ static const struct cfg_field acl_fields[] = {
 	[A_RULES] = { .key = "rules", .kind = CFG_F_ARRAY, .off = 0 },
 };
 
+/* Top-level keys held in one member of struct cfg. */
 static const struct cfg_field udp_port_field =
 	CFG_FIELD(struct cfg, "udp_port", CFG_F_UINT, CFG_OPTIONAL, udp_port, .min = 1);
+static const struct cfg_field dcqcn_field =
+	CFG_FIELD(struct cfg, "dcqcn", CFG_F_OBJECT, CFG_OPTIONAL, dcqcn, CFG_SUB(dcqcn_fields));
+static const struct cfg_field offload_field =
+	CFG_FIELD(struct cfg, "offload", CFG_F_OBJECT, CFG_OPTIONAL, offload,
+		  CFG_SUB(offload_fields));
+static const struct cfg_field shaping_field =
+	CFG_FIELD(struct cfg, "shaping", CFG_F_OBJECT, CFG_OPTIONAL, shaping,
+		  CFG_SUB(shaping_fields));
 
 /* Report @fmt at the field @k of the record at @rp. */
 #define REC_ERR(ld, rp, k, ...) \
@@ -456,11 +497,109 @@ load_comment(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p
 	return true;
 }
 
+/* The member @m of "params" (at @p) into @prm. Returns false if reported. */
 static bool
-load_udp_port(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p)
+load_dcqcn_param(struct cfg_ld *ld, const struct cfg_jv *m, const struct cfg_path *p,
+		 struct dcqcn_params *prm)
 {
-	cfg_value_parse(ld, &udp_port_field, v, p, ld->c);
+	struct cfg_path kp = { .up = p, .key = m->key };
+	const char *unit = dcqcn_param_unit(m->key);
+	char num_buf[40];
+	const char *text = num_buf;
+	int rc;
+
+	switch (m->type) {
+	case CFG_JINT:
+		snprintf(num_buf, sizeof(num_buf), "%s%llu", m->neg ? "-" : "",
+			 (unsigned long long)m->v.u);
+		break;
+	case CFG_JREAL:
+		snprintf(num_buf, sizeof(num_buf), "%.17g", m->v.d);
+		break;
+	case CFG_JBOOL:
+		snprintf(num_buf, sizeof(num_buf), "%d", m->v.u != 0);
+		break;
+	case CFG_JSTR:
+		text = m->v.s;
+		break;
+	default:
+		/* Without a value, only an unknown name (-ENOENT) differs from -EINVAL. */
+		text = NULL;
+		break;
+	}
+	rc = dcqcn_params_set(prm, m->key, text);
+	if (rc == -ENOENT)
+		cfg_err(ld, &kp, "unknown DCQCN parameter");
+	else if (rc != 0 && text == NULL)
+		cfg_err(ld, &kp, "expected a number or a string (%s)", unit ? unit : "?");
+	else if (rc != 0)
+		cfg_err(ld, &kp, cfg_j_is_str(m) ? "invalid value \"%.64s\" (%s)" :
+			"invalid value %s (%s)", text, unit ? unit : "?");
+	return rc == 0;
+}
+
+/*
+ * Apply the "params" of the "dcqcn" object @o (at @p) to @prm, which holds
+ * the parameters to start from; then, if @check, make sure that they build a
+ * profile at the configured line rate. Returns false if anything was reported.
+ */
+static bool
+load_dcqcn_params(struct cfg_ld *ld, const struct cfg_jv *o, const struct cfg_path *p,
+		  struct dcqcn_params *prm, bool check)
+{
+	const struct cfg_jv *v = cfg_j_get(o, "params");
+	struct cfg_path pp = { .up = p, .key = "params" };
+	const struct cfg_path *at = v != NULL ? &pp : p;
+	uint64_t line_bps = ld->c->dcqcn.line_rate_bps, max_bps;
+	struct dcqcn_profile prof;
+	bool ok = true;
+
+	for (uint32_t i = 0; cfg_j_is_obj(v) && i < v->n; i++)
+		ok &= load_dcqcn_param(ld, cfg_j_at(v, i), &pp, prm);
+	if (!ok || !check || dcqcn_profile_build(&prof, prm, line_bps) == 0)
+		return ok;
+	max_bps = (uint64_t)prm->rpg_max_rate * 1000000;
+	if (max_bps == 0 || max_bps > line_bps)
+		max_bps = line_bps;
+	if (prm->kmin > prm->kmax)
+		cfg_err(ld, at, "kmin %" PRIu32 " is above kmax %" PRIu32, prm->kmin, prm->kmax);
+	else if ((uint64_t)prm->rpg_min_rate * 1000000 > max_bps)
+		cfg_err(ld, at, "rpg_min_rate %" PRIu32 " Mb/s is above the maximum rate, %.15g Mb/s",
+			prm->rpg_min_rate, (double)max_bps / 1e6);
+	else
+		cfg_err(ld, at, "the DCQCN parameters are inconsistent");
+	return false;
+}
+
+static bool
+load_dcqcn(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p)
+{
+	struct cfg_dcqcn *d = &ld->c->dcqcn;
+	bool ok = cfg_value_parse(ld, &dcqcn_field, v, p, ld->c);
+
+	dcqcn_params_default(&d->params, d->profile);
+	if (!load_dcqcn_params(ld, v, p, &d->params, ok) || !ok)
+		ld->quiet_dcqcn = true;
 	return true;
+}
+
+/*
+ * A tenant's own "dcqcn" @o (at @p): the defaults of its profile, or else the
+ * top-level parameters that @t holds already, with its "params" applied.
+ */
+static void
+load_tenant_dcqcn(struct cfg_ld *ld, const struct cfg_jv *o, const struct cfg_path *p,
+		  struct cfg_tenant *t)
+{
+	struct tenant_dcqcn td = { .profile = -1 };
+	uint64_t ok, present;
+
+	ok = cfg_obj_parse(ld, o, p, tenant_dcqcn_fields, DIM(tenant_dcqcn_fields), &td, &present);
+	if (td.profile >= 0)
+		dcqcn_params_default(&t->dcqcn, dcqcn_profile_names[td.profile]);
+	/* What an invalid top-level "dcqcn" leads to was reported there. */
+	load_dcqcn_params(ld, o, p, &t->dcqcn,
+			  ok == present && (td.profile >= 0 || !ld->quiet_dcqcn));
 }
 
 static bool
@@ -481,6 +620,7 @@ load_tenants(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p
 
 		t->max_qps = CFG_DEFAULT_MAX_QPS;
 		t->mr_check = CFG_MR_CHECK_OFF;
+		t->dcqcn = c->dcqcn.params;
 		o = record_begin(ld, v, i, p, &rp);
 		if (o == NULL)
 			continue;
@@ -499,6 +639,11 @@ load_tenants(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p
 			if (j >= 0)
 				REC_ERR(ld, &rp, "vni", "%" PRIu32 " is already used by "
 					"tenants[%ld]", t->vni, j);
+		}
+		if (ok & CFG_BIT(T_DCQCN)) {
+			struct cfg_path kp = { .up = &rp, .key = "dcqcn" };
+
+			load_tenant_dcqcn(ld, cfg_j_get(o, "dcqcn"), &kp, t);
 		}
 	}
 	return true;
@@ -856,26 +1001,6 @@ load_neighbors(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path 
 	return true;
 }
 
-static bool
-load_dcqcn(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p)
-{
-	if (!cfg_j_is_obj(v))
-		cfg_err(ld, p, "expected an object");
-	else
-		cfg_obj_parse(ld, v, p, dcqcn_fields, DIM(dcqcn_fields), &ld->c->dcqcn, NULL);
-	return true;
-}
-
-static bool
-load_offload(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p)
-{
-	if (!cfg_j_is_obj(v))
-		cfg_err(ld, p, "expected an object");
-	else
-		cfg_obj_parse(ld, v, p, offload_fields, DIM(offload_fields), &ld->c->offload, NULL);
-	return true;
-}
-
 /* What a rule matches, as bytes: two rules with equal keys match the same frames. */
 struct acl_rule_key {
 	uint8_t b[2 * (1 + 1 + 16 + 1) + 8];
@@ -1008,26 +1133,30 @@ load_acls(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p)
 
 /*
  * The top-level keys, in the order they are loaded: each section may refer
- * to those above it. A loader returns false to stop the load (only an
- * unsupported version does: the rest of the file follows another schema).
+ * to those above it (tenants inherit the DCQCN parameters). A loader returns
+ * false to stop the load (only an unsupported version does: the rest of the
+ * file follows another schema). A section without one is a single value of
+ * struct cfg, parsed as its field row says.
  */
 static const struct {
 	const char *key;
 	bool required;
 	bool (*load)(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p);
+	const struct cfg_field *field;
 } sections[] = {
-	{ "version", true, load_version },
-	{ "comment", false, load_comment },
-	{ "udp_port", false, load_udp_port },
-	{ "tenants", true, load_tenants },
-	{ "ports", true, load_ports },
-	{ "endpoints", false, load_endpoints },
-	{ "qps", false, load_qps },
-	{ "mrs", false, load_mrs },
-	{ "acls", false, load_acls },
-	{ "neighbors", false, load_neighbors },
-	{ "dcqcn", false, load_dcqcn },
-	{ "offload", false, load_offload },
+	{ "version", true, load_version, NULL },
+	{ "comment", false, load_comment, NULL },
+	{ "udp_port", false, NULL, &udp_port_field },
+	{ "dcqcn", false, load_dcqcn, NULL },
+	{ "tenants", true, load_tenants, NULL },
+	{ "ports", true, load_ports, NULL },
+	{ "endpoints", false, load_endpoints, NULL },
+	{ "qps", false, load_qps, NULL },
+	{ "mrs", false, load_mrs, NULL },
+	{ "acls", false, load_acls, NULL },
+	{ "neighbors", false, load_neighbors, NULL },
+	{ "offload", false, NULL, &offload_field },
+	{ "shaping", false, NULL, &shaping_field },
 };
 
 static void
@@ -1119,6 +1248,10 @@ cfg_from_json(const struct cfg_jv *root, const char *name, struct cfg_errors *er
 	c->udp_port = CFG_DEFAULT_UDP_PORT;
 	c->offload.steady_ms = CFG_DEFAULT_STEADY_MS;
 	c->offload.min_rate_mbps = CFG_DEFAULT_MIN_RATE_MBPS;
+	c->dcqcn.line_rate_bps = CFG_DEFAULT_LINE_RATE_BPS;
+	dcqcn_params_default(&c->dcqcn.params, c->dcqcn.profile);
+	c->shaping.watchdog_ms = CFG_DEFAULT_WATCHDOG_MS;
+	c->shaping.queue_bytes = CFG_DEFAULT_QUEUE_BYTES;
 	ld.c = c;
 
 	if (!cfg_j_is_obj(root)) {
@@ -1158,7 +1291,9 @@ cfg_from_json(const struct cfg_jv *root, const char *name, struct cfg_errors *er
 				ld.quiet_ports = true;
 			continue;
 		}
-		if (!sections[s].load(&ld, v, &kp))
+		if (sections[s].load == NULL)
+			cfg_value_parse(&ld, sections[s].field, v, &kp, c);
+		else if (!sections[s].load(&ld, v, &kp))
 			break;
 	}
 out:

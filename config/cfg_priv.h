@@ -52,6 +52,8 @@ struct cfg_ld {
 	 */
 	bool quiet_tenants;
 	bool quiet_ports;
+	/* The top-level "dcqcn" is invalid: the tenants that inherit it are not checked again. */
+	bool quiet_dcqcn;
 
 	struct cfg_msg *msg;
 	uint64_t n_msg;
@@ -79,11 +81,11 @@ struct cfg_ld {
 /* Kinds of value a field can hold, and what the destination is. */
 enum cfg_fkind {
 	CFG_F_STR,      /* char *, a non-empty string; one of names[] if given */
-	CFG_F_ENUM,     /* int-sized enum: the index of the string in names[] */
+	CFG_F_ENUM,     /* int-sized enum (or bool): the index of the string in names[] */
 	CFG_F_BOOL,     /* bool */
 	CFG_F_UINT,     /* unsigned integer of size bytes, within [min, max] */
 	CFG_F_QPN,      /* uint32_t: a 24-bit QPN other than 0 and 1 */
-	CFG_F_GBPS,     /* uint64_t bits/s from a positive number of Gbit/s */
+	CFG_F_GBPS,     /* uint64_t bits/s from a positive number of Gbit/s, <= max if not 0 */
 	CFG_F_IP,       /* struct cfg_ip */
 	CFG_F_MAC,      /* uint8_t[6] */
 	CFG_F_FLAGS,    /* uint32_t: non-empty array of names[], bit i = names[i] */
@@ -92,13 +94,14 @@ enum cfg_fkind {
 	CFG_F_OBJECT,   /* a nested object described by sub[]; off may be 0 */
 	CFG_F_CIDR,     /* struct cfg_cidr: "ADDR/LEN", or "ADDR" for one host */
 	CFG_F_ARRAY,    /* an array, walked by the section itself; nothing stored */
+	/* A CFG_F_OBJECT without sub[] is, like an array, walked by the section itself. */
 };
 
 struct cfg_field {
 	const char *key;
 	enum cfg_fkind kind;
 	bool required;
-	uint8_t size;           /* bytes of the destination, for CFG_F_UINT */
+	uint8_t size;           /* bytes of the destination, for CFG_F_UINT and CFG_F_ENUM */
 	size_t off;             /* destination, from the start of the struct */
 	size_t has;             /* offset + 1 of a bool set when present; 0 if none */
 	uint64_t min;           /* CFG_F_UINT bounds; max 0 means the type's */

@@ -32,8 +32,10 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
+#include "dcqcn.h"
 #include "ovl.h"
 #include "rocev2.h"
+#include "shaper.h"
 
 #define DP_MAX_PORTS 32
 #define DP_MAX_LCORES 16
@@ -60,7 +62,13 @@
 	X(ACL_DENIED, "acl_denied") \
 	X(REVOKED, "revoked") \
 	X(NONLINEAR, "nonlinear") \
-	X(TX_FAILED, "tx_failed")
+	X(TX_FAILED, "tx_failed") \
+	X(SHAPING_WATCHDOG, "shaping_watchdog") \
+	X(SHAPING_OVERFLOW, "shaping_overflow") \
+	X(SHAPING_NOBUFS, "shaping_nobufs") \
+	X(SHAPING_DETACHED, "shaping_detached") \
+	X(CONN_REMOVED, "conn_removed") \
+	X(SHUTDOWN, "shutdown")
 
 enum dp_drop {
 	DP_DROP_NONE = 0,
@@ -96,6 +104,11 @@ struct dp_stats {
 	uint64_t mr_translated;
 	uint64_t naks_sent;   /* revocation NAKs built and handed to a tx queue */
 	uint64_t mark_hits;   /* frames whose rte_flow MARK spared the lookups */
+	uint64_t shaped;      /* frames that went through the shaper */
+	uint64_t bp_skips;    /* polls of a tenant port skipped: its queues were full */
+	uint64_t cnp_sent;    /* CNPs built by the notification point */
+	uint64_t cnp_consumed; /* CNPs from the fabric taken by the reaction point */
+	uint64_t ce_cleared;  /* CE marks removed before delivery to a tenant */
 } __rte_cache_aligned;
 
 /*
@@ -107,6 +120,12 @@ struct dp_stats {
 struct dp_dir_state {
 	uint8_t msg_open;     /* a First has been seen and no Last yet */
 	uint8_t msg_denied;   /* the open message's first packet was dropped */
+	/*
+	 * Egress half: the connection is gone from the configuration and its
+	 * shaper queue still holds frames (dp_rate.h).  Set by the control
+	 * plane, cleared by the pacing lcore once the queue is empty; atomic.
+	 */
+	uint8_t draining;
 	/*
 	 * DP_REVOKED_*, the same in both halves (so that a frame reads only
 	 * its own half's line): written by the control plane (atomic stores,
@@ -129,12 +148,77 @@ struct dp_conn_state {
 	struct dp_dir_state ingress;  /* written by the lcore polling the uplink */
 } __rte_cache_aligned;
 
+/*
+ * A connection's DCQCN state.  The reaction point is written by the lcore
+ * that paces the connection (the one polling L's port), the notification
+ * point by the lcore polling the uplink: one line each apart.
+ */
+struct dp_cc_state {
+	struct {
+		struct dcqcn_rp rp;
+		struct dcqcn_counters ctr; /* rp_cnp_handled, rp_cnp_ignored, cp_ecn_marked */
+		uint64_t applied_bps;      /* the rate last given to the shaper, 0 = none */
+		uint8_t ready;             /* rp initialised from the tenant's profile */
+	} __rte_cache_aligned rp;
+	struct {
+		struct dcqcn_np np;
+		struct dcqcn_counters ctr; /* np_ecn_marked_roce_packets, np_cnp_sent */
+	} __rte_cache_aligned np;
+} __rte_cache_aligned;
+
 struct dp_port {
 	uint16_t port_id;     /* ethdev id */
 	uint16_t lcore_idx;   /* which forwarding lcore polls it */
 	bool uplink;
 	char *name;           /* copies: configurations come and go */
 	char *device;
+};
+
+/* What a tenant's configuration asks of rate control: each lcore's copy. */
+struct dp_tenant_rate {
+	bool shaped;          /* its frames toward the fabric go through the shaper */
+	bool cc;              /* DCQCN is on for it */
+	bool ce_keep;         /* CE marks from the fabric reach the tenant */
+	bool cnp_pass;        /* CNPs from the fabric reach the tenant too */
+	bool unshape_pending; /* no longer shaped once its queues are empty */
+	struct dcqcn_profile prof;
+};
+
+/* A deferred CNP (dcqcn "defer" mode): due at @due for connection @conn of @ovl. */
+struct dp_cnp_timer {
+	uint64_t due;
+	uint32_t state;
+	uint32_t conn;
+	const struct ovl *ovl;
+	uint16_t sport, tci;  /* as the marked frame had them: the CNP takes its path back */
+	uint8_t n_vlan;
+};
+
+/* Rate control of one lcore (dp_rate.c): its shaper and DCQCN roles. */
+struct dp_rate_lcore {
+	struct shaper *sh;                /* stage 1, or the only stage; NULL: no shaping */
+	struct shaper *sh2;               /* stage 2 of DCQCN tenants: the congestion point's queue */
+	struct dp_tenant_rate *tenants;   /* [DP_MAX_TENANTS], by tenant slot */
+	const struct ovl *synced;         /* the overlay whose changes this lcore applied */
+	volatile uint64_t sync_gen;       /* ... and their generation, for the control plane */
+	uint32_t n_draining;              /* removed connections with frames still queued */
+	uint32_t n_unshape;               /* tenants with unshape_pending */
+	bool pool_low;                    /* a shaper has room for less than a burst per port */
+	bool cc_any;                      /* some tenant has DCQCN on */
+	uint64_t now_ns;                  /* the loop's time for dcqcn/ */
+	uint64_t rnd;                     /* the congestion point's random state */
+	struct rte_ring *cc_ring;         /* CNPs for connections this lcore paces, from other lcores */
+	struct dp_cnp_timer *timers;      /* deferred CNPs: a binary heap on due */
+	uint32_t n_timers, max_timers;
+	/* The frame in hand, as dp_process_egress() leaves it for the shaper. */
+	struct shaper_pkt sp;
+	bool sp_shaped;
+	uint8_t sp_l3, sp_mf;
+	uint16_t sp_tenant;
+	/* CNPs built during this burst, sent after it. */
+	uint16_t n_cnp;
+	struct rte_mbuf *cnp[DP_BURST];
+	uint16_t cnp_port[DP_BURST];
 };
 
 struct dp_lcore {
@@ -151,6 +235,7 @@ struct dp_lcore {
 	uint64_t now;                     /* TSC at the start of this loop iteration */
 	struct rte_ring *nak_ring;        /* NAKs to send, from the control plane (dp_acl.h) */
 	volatile uint64_t naks_done;      /* NAK requests taken off nak_ring */
+	struct dp_rate_lcore rate;
 };
 
 /* The process-wide state. */
@@ -161,6 +246,7 @@ struct dp {
 	struct rte_rcu_qsbr *qsv;
 	pthread_mutex_t ctl_lock;
 	struct dp_conn_state *conn_chunks[DP_STATE_CHUNKS];
+	struct dp_cc_state *cc_chunks[DP_STATE_CHUNKS]; /* DCQCN state, allocated once DCQCN is on */
 	uint32_t *free_states;             /* stack of free connection state ids */
 	uint32_t n_free_states, n_states;  /* free ones, ids handed out so far */
 	bool tenant_used[DP_MAX_TENANTS];
@@ -169,6 +255,9 @@ struct dp {
 	uint16_t port_index[RTE_MAX_ETHPORTS]; /* ethdev id -> port index */
 	struct dp_lcore lcores[DP_MAX_LCORES];
 	uint16_t n_lcores;
+	volatile bool running;             /* the lcores run their loops */
+	uint32_t conn_cap;                 /* --max-connections: state ids below it; 0 = no shaper */
+	struct dp_rate_sync *sync;         /* the latest configuration's rate changes (dp_rate.h) */
 	struct rte_mempool *pool;
 	volatile bool quit;
 	volatile bool traffic_seen;
@@ -214,6 +303,13 @@ static inline struct dp_conn_state *
 dp_conn_state(uint32_t id)
 {
 	return &dp.conn_chunks[id >> DP_STATE_CHUNK_SHIFT][id & ((1u << DP_STATE_CHUNK_SHIFT) - 1)];
+}
+
+/* Only for connections of a tenant with DCQCN on: their chunks exist. */
+static inline struct dp_cc_state *
+dp_cc_state(uint32_t id)
+{
+	return &dp.cc_chunks[id >> DP_STATE_CHUNK_SHIFT][id & ((1u << DP_STATE_CHUNK_SHIFT) - 1)];
 }
 
 /* What a configuration change did, or why it was refused. */

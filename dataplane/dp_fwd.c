@@ -12,6 +12,7 @@
 #include "dp.h"
 #include "dp_acl.h"
 #include "dp_offload.h"
+#include "dp_rate.h"
 
 struct dp dp;
 
@@ -293,7 +294,11 @@ ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t *d
 	frame_finish(data, pkt, &d);
 	*out_port = re->out_port;
 
-	struct dp_tenant_stats *ts = &lc->tenant_stats[o->tenants[r->tenant].slot];
+	uint32_t slot = o->tenants[r->tenant].slot;
+	struct dp_tenant_stats *ts = &lc->tenant_stats[slot];
+
+	/* A tenant's UD frames share one shaper queue: dp_rate.h. */
+	dp_rate_note(lc, dp.conn_cap + slot, slot, data, pkt, r->local);
 
 	ts->egress_pkts++;
 	ts->egress_bytes += pkt->frame_len;
@@ -436,6 +441,7 @@ dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uin
 	}
 	if (pkt.opcode == ROCE_OP_CNP)
 		lc->stats.cnp_forwarded++;
+	dp_rate_note(lc, c->state, o->tenants[tenant].slot, data, &pkt, c->hairpin);
 	*out_port = c->egress.port;
 	return DP_DROP_NONE;
 }
@@ -496,6 +502,13 @@ dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, ui
 	if (unlikely(verdict != DP_DROP_NONE))
 		return verdict;
 
+	/* DCQCN: CE marks answered with CNPs, CNPs taken by the reaction point. */
+	if (unlikely(lc->rate.cc_any) && dp_cc_ingress(lc, o, ci, data, &pkt)) {
+		s->pkts++;
+		s->bytes += pkt.frame_len;
+		*out_port = DP_PORT_NONE;
+		return DP_DROP_NONE;
+	}
 	roce_icrc_delta_init(&d);
 	rewrite_apply(data, &pkt, &c->ingress, &d);
 	if (msg_first(&pkt)) {
@@ -591,6 +604,22 @@ nak_send(struct dp_lcore *lc, struct txq *tq)
 		tx_enqueue(lc, tq, port[i], m[i]);
 }
 
+/* Frames the shapers release now, and the CNPs built during the burst. */
+static void
+rate_send(struct dp_lcore *lc, struct txq *tq, uint64_t now)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	struct rte_mbuf *m[DP_BURST];
+	uint16_t port[DP_BURST];
+	unsigned n = dp_rate_dequeue(lc, now, m, port, DP_BURST);
+
+	for (unsigned i = 0; i < n; i++)
+		tx_enqueue(lc, tq, port[i], m[i]);
+	for (uint16_t i = 0; i < r->n_cnp; i++)
+		tx_enqueue(lc, tq, r->cnp_port[i], r->cnp[i]);
+	r->n_cnp = 0;
+}
+
 int
 dp_lcore_main(void *arg)
 {
@@ -611,6 +640,7 @@ dp_lcore_main(void *arg)
 
 		/* One overlay for the whole iteration; see the quiescent report below. */
 		lc->ovl = __atomic_load_n(&dp.ovl, __ATOMIC_ACQUIRE);
+		dp_rate_check_sync(lc);
 		if (unlikely(now - prev_tsc > drain_tsc)) {
 			tx_flush_all(lc, tq);
 			prev_tsc = now;
@@ -620,11 +650,20 @@ dp_lcore_main(void *arg)
 		lc->now = now;
 		if (unlikely(lc->nak_ring && !rte_ring_empty(lc->nak_ring)))
 			nak_send(lc, tq);
+		if (lc->rate.sh)
+			rate_send(lc, tq, now);
 		for (uint16_t i = 0; i < lc->n_rx; i++) {
 			uint16_t p = lc->rx_ports[i];
 			bool uplink = dp.ports[p].uplink;
-			uint16_t nb = rte_eth_rx_burst(dp.ports[p].port_id, 0, pkts, DP_BURST);
+			uint16_t nb;
 
+			/* Backpressure: a tenant whose queues are full is not polled. */
+			if (!uplink && lc->rate.sh &&
+			    dp_rate_port_blocked(lc, lc->ovl->tenants[lc->ovl->ports[p].tenant].slot, now)) {
+				lc->stats.bp_skips++;
+				continue;
+			}
+			nb = rte_eth_rx_burst(dp.ports[p].port_id, 0, pkts, DP_BURST);
 			if (nb == 0)
 				continue;
 			lc->last_rx_tsc = now;
@@ -639,18 +678,30 @@ dp_lcore_main(void *arg)
 					rte_prefetch0(rte_pktmbuf_mtod(pkts[k + 1], void *));
 				lc->stats.rx_bytes[p] += m->pkt_len;
 				lc->cur_tenant = OVL_NONE;
+				lc->rate.sp_shaped = false;
 				why = uplink ? dp_process_ingress(lc, p, m, &out) : dp_process_egress(lc, p, m, &out);
 				if (likely(why == DP_DROP_NONE)) {
-					tx_enqueue(lc, tq, out, m);
-				} else {
+					if (lc->rate.sp_shaped)
+						why = dp_rate_enqueue(lc, m, out);
+					else if (out == DP_PORT_NONE)
+						rte_pktmbuf_free(m);
+					else
+						tx_enqueue(lc, tq, out, m);
+				}
+				if (unlikely(why != DP_DROP_NONE)) {
 					count_drop(lc, p, why);
 					rte_pktmbuf_free(m);
 				}
 			}
 		}
+		if (unlikely(lc->rate.n_cnp))
+			rate_send(lc, tq, now);
 		if (dp.qsv)
 			rte_rcu_qsbr_quiescent(dp.qsv, lc->idx);
 	}
+	/* Draining: what the shapers release within 100 ms still leaves; dp_rate_fini() counts the rest. */
+	for (uint64_t end = rte_rdtsc() + rte_get_tsc_hz() / 10; !dp_rate_idle(lc) && rte_rdtsc() < end;)
+		rate_send(lc, tq, rte_rdtsc());
 	tx_flush_all(lc, tq);
 	if (dp.qsv) {
 		rte_rcu_qsbr_thread_offline(dp.qsv, lc->idx);

@@ -18,6 +18,7 @@
 #include "dp.h"
 #include "dp_acl.h"
 #include "dp_offload.h"
+#include "dp_rate.h"
 
 #define STATE_CHUNK (1u << DP_STATE_CHUNK_SHIFT)
 
@@ -59,7 +60,8 @@ state_alloc(void)
 	} else {
 		uint32_t chunk = dp.n_states >> DP_STATE_CHUNK_SHIFT;
 
-		if (chunk >= DP_STATE_CHUNKS)
+		/* The shapers have room for --max-connections ids. */
+		if (chunk >= DP_STATE_CHUNKS || (dp.conn_cap && dp.n_states >= dp.conn_cap))
 			return OVL_NONE;
 		if (!dp.conn_chunks[chunk]) {
 			dp.conn_chunks[chunk] = rte_zmalloc("conn_state", sizeof(struct dp_conn_state) * STATE_CHUNK,
@@ -85,6 +87,44 @@ static void
 state_release(uint32_t id)
 {
 	dp.free_states[dp.n_free_states++] = id;
+}
+
+/* Ids of removed connections whose frames are still queued (dp_rate.h). */
+static struct {
+	uint32_t *id;
+	uint32_t n, cap;
+} draining;
+
+static void
+state_release_when_drained(uint32_t id)
+{
+	if (!__atomic_load_n(&dp_conn_state(id)->egress.draining, __ATOMIC_ACQUIRE)) {
+		state_release(id);
+		return;
+	}
+	if (draining.n == draining.cap) {
+		uint32_t cap = draining.cap ? draining.cap * 2 : 256, *p = realloc(draining.id, sizeof(*p) * cap);
+
+		if (!p)
+			return; /* the id is lost, not reused while in use */
+		draining.id = p;
+		draining.cap = cap;
+	}
+	draining.id[draining.n++] = id;
+}
+
+static void
+drained_release(void)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < draining.n; i++) {
+		if (__atomic_load_n(&dp_conn_state(draining.id[i])->egress.draining, __ATOMIC_ACQUIRE))
+			draining.id[k++] = draining.id[i];
+		else
+			state_release(draining.id[i]);
+	}
+	draining.n = k;
 }
 
 static uint32_t
@@ -203,13 +243,16 @@ assign_ids(struct ovl *o, const struct ovl *old, uint8_t *kept_conn, uint8_t *ke
 		fresh_c[i] = 1;
 		rep->conns_added++;
 	}
+	/* The shapers' share of the change; it can only run out of memory. */
+	if (dp_rate_prepare(o, old, kept_conn) < 0)
+		goto fail;
 	free(tmap);
 	free(fresh_t);
 	free(fresh_c);
 	return 0;
 fail:
-	report_error(rep, "%s: more tenants (%u at most) or connections than the switch can track",
-		     o->cfg->path, DP_MAX_TENANTS);
+	report_error(rep, "%s: more tenants (%u at most) or connections (--max-connections %u) than the "
+		     "switch can track", o->cfg->path, DP_MAX_TENANTS, dp.conn_cap);
 	for (uint32_t i = 0; fresh_c && i < o->n_conns; i++)
 		if (fresh_c[i])
 			state_release(o->conns[i].state);
@@ -239,6 +282,7 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 	rep->load_ms = t1 - t0;
 
 	pthread_mutex_lock(&dp.ctl_lock);
+	drained_release();
 	old = dp.ovl;
 	rep->qps_before = old ? old->n_qps : 0;
 	rep->mrs_before = old ? old->n_mrs : 0;
@@ -273,11 +317,13 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 	if (old) {
 		/* Every lcore has finished its iteration on @old: nobody sees it. */
 		rte_rcu_qsbr_synchronize(dp.qsv, RTE_QSBR_THRID_INVALID);
+		/* ... and every shaper has taken the changes. */
+		dp_rate_wait();
 		/* Rules of removed and changed connections go before their ids are freed. */
 		dp_offload_reload(old, o);
 		for (uint32_t i = 0; i < old->n_conns; i++)
 			if (!kept_conn[i]) {
-				state_release(old->conns[i].state);
+				state_release_when_drained(old->conns[i].state);
 				rep->conns_removed++;
 			}
 		for (uint32_t t = 0; t < old->n_tenants; t++)

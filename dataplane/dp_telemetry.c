@@ -13,6 +13,7 @@
 
 #include "dp.h"
 #include "dp_acl.h"
+#include "dp_rate.h"
 
 static void
 ip_text(const uint8_t *b, uint8_t ver, char *buf, size_t len)
@@ -74,6 +75,11 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "revocations", dp_acl_revocations());
 	rte_tel_data_add_dict_u64(d, "naks_sent", s.naks_sent);
 	rte_tel_data_add_dict_u64(d, "mark_hits", s.mark_hits);
+	rte_tel_data_add_dict_u64(d, "shaped", s.shaped);
+	rte_tel_data_add_dict_u64(d, "backpressure_skips", s.bp_skips);
+	rte_tel_data_add_dict_u64(d, "cnp_sent", s.cnp_sent);
+	rte_tel_data_add_dict_u64(d, "cnp_consumed", s.cnp_consumed);
+	rte_tel_data_add_dict_u64(d, "ce_cleared", s.ce_cleared);
 	rte_tel_data_add_dict_u64(d, "dropped", drops_total(&s));
 	for (uint16_t p = 0; p < dp.n_ports; p++) {
 		struct rte_tel_data *pd = rte_tel_data_alloc();
@@ -104,6 +110,51 @@ tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	for (int i = 1; i < DP_DROP_MAX; i++)
 		rte_tel_data_add_dict_u64(d, dp_drop_names[i], s.drops[i]);
+	return 0;
+}
+
+/* A tenant's rate control: its "shaping" object in /roce/tenants. */
+static int
+shaping_add(const struct ovl *o, uint32_t t, struct rte_tel_data *td)
+{
+	struct rte_tel_data *sd = rte_tel_data_alloc(), *dd;
+	struct shaper_tenant_stats st;
+
+	if (!sd)
+		return -ENOMEM;
+	dd = rte_tel_data_alloc();
+	if (!dd) {
+		rte_tel_data_free(sd);
+		return -ENOMEM;
+	}
+	dp_rate_tenant_stats(o, t, &st);
+	rte_tel_data_start_dict(sd);
+	rte_tel_data_add_dict_u64(sd, "configured_bps", st.rate_bps);
+	rte_tel_data_add_dict_u64(sd, "burst_bytes", st.burst_bytes);
+	rte_tel_data_add_dict_u64(sd, "achieved_bps", st.achieved_bps);
+	rte_tel_data_add_dict_int(sd, "tokens", (int)RTE_MAX(RTE_MIN(st.tokens, (int64_t)INT32_MAX), (int64_t)INT32_MIN));
+	rte_tel_data_add_dict_u64(sd, "queued_bytes", st.queued_bytes);
+	rte_tel_data_add_dict_u64(sd, "queue_limit_bytes", st.queued_limit);
+	rte_tel_data_add_dict_u64(sd, "backpressured", st.full);
+	rte_tel_data_add_dict_u64(sd, "backpressure_us", st.backpressure_ns / 1000);
+	rte_tel_data_add_dict_u64(sd, "watchdog_dropping", st.dropping);
+	rte_tel_data_add_dict_u64(sd, "watchdog_trips", st.watchdog_trips);
+	rte_tel_data_add_dict_u64(sd, "connections", st.conns);
+	rte_tel_data_add_dict_u64(sd, "queued_packets_total", st.enq_pkts);
+	rte_tel_data_add_dict_u64(sd, "sent_packets", st.deq_pkts);
+	rte_tel_data_add_dict_u64(sd, "sent_bytes", st.deq_bytes);
+	rte_tel_data_add_dict_u64(sd, "charged_bytes", st.charged_bytes);
+	rte_tel_data_start_dict(dd);
+	for (int v = SHAPER_DROP_WATCHDOG; v < SHAPER_DROP_MAX; v++) {
+		char k[64];
+
+		snprintf(k, sizeof(k), "%s_packets", shaper_drop_name((enum shaper_verdict)v));
+		rte_tel_data_add_dict_u64(dd, k, st.drop_pkts[v]);
+		snprintf(k, sizeof(k), "%s_messages", shaper_drop_name((enum shaper_verdict)v));
+		rte_tel_data_add_dict_u64(dd, k, st.drop_msgs[v]);
+	}
+	rte_tel_data_add_dict_container(sd, "drops", dd, 0);
+	rte_tel_data_add_dict_container(td, "shaping", sd, 0);
 	return 0;
 }
 
@@ -138,6 +189,8 @@ tenants_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(td, "ingress_packets", s.ingress_pkts);
 		rte_tel_data_add_dict_u64(td, "ingress_bytes", s.ingress_bytes);
 		rte_tel_data_add_dict_u64(td, "dropped", s.drops);
+		if (shaping_add(o, t, td) < 0)
+			return -ENOMEM;
 		if (rte_tel_data_add_dict_container(d, tel_key(o->tenants[t].name, key, sizeof(key)), td, 0))
 			rte_tel_data_free(td);
 	}
@@ -186,6 +239,7 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
 		const struct dp_conn_state *st = dp_conn_state(c->state);
 		struct rte_tel_data *cd;
+		struct shaper_conn_stats sh;
 		char key[16], ip[64], rule[RTE_TEL_MAX_STRING_LEN], ops[32];
 
 		if (*tenant && strcmp(tenant, o->tenants[c->tenant].name))
@@ -215,6 +269,11 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(cd, "type", l->type == CFG_QP_UC ? "uc" : "rc");
 		rte_tel_data_add_dict_u64(cd, "hairpin", c->hairpin);
 		rte_tel_data_add_dict_u64(cd, "rate_bps", c->rate_bps);
+		dp_rate_conn_stats(o, i, &sh);
+		rte_tel_data_add_dict_u64(cd, "pacing_bps", sh.pacing_bps);
+		rte_tel_data_add_dict_u64(cd, "dcqcn_bps", sh.cc_bps);
+		rte_tel_data_add_dict_u64(cd, "queued_bytes", sh.queued_bytes);
+		rte_tel_data_add_dict_u64(cd, "queued_packets", sh.queued_items);
 		rte_tel_data_add_dict_u64(cd, "egress_packets", st->egress.pkts);
 		rte_tel_data_add_dict_u64(cd, "egress_bytes", st->egress.bytes);
 		rte_tel_data_add_dict_u64(cd, "ingress_packets", st->ingress.pkts);
@@ -235,6 +294,134 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "total", total);
 	rte_tel_data_add_dict_u64(d, "next", next);
 	return 0;
+}
+
+static void
+cc_counters_add(struct rte_tel_data *d, const struct dcqcn_counters *c)
+{
+	rte_tel_data_add_dict_u64(d, "np_ecn_marked_roce_packets", c->np_ecn_marked_roce_packets);
+	rte_tel_data_add_dict_u64(d, "np_cnp_sent", c->np_cnp_sent);
+	rte_tel_data_add_dict_u64(d, "rp_cnp_handled", c->rp_cnp_handled);
+	rte_tel_data_add_dict_u64(d, "rp_cnp_ignored", c->rp_cnp_ignored);
+	rte_tel_data_add_dict_u64(d, "cp_ecn_marked", c->cp_ecn_marked);
+}
+
+static void
+cc_counters_sum(struct dcqcn_counters *a, const struct dcqcn_counters *b)
+{
+	a->np_ecn_marked_roce_packets += b->np_ecn_marked_roce_packets;
+	a->np_cnp_sent += b->np_cnp_sent;
+	a->rp_cnp_handled += b->rp_cnp_handled;
+	a->rp_cnp_ignored += b->rp_cnp_ignored;
+	a->cp_ecn_marked += b->cp_ecn_marked;
+}
+
+/*
+ * /roce/dcqcn: the settings and, per tenant, the DCQCN counters summed over
+ * its connections with the lowest current rate.  /roce/dcqcn,TENANT[,START]:
+ * that tenant's connections, 32 a page, each with its counters, rate,
+ * target, alpha and next increase stage.
+ */
+static int
+dcqcn_locked(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct ovl *o = dp.ovl;
+	const struct cfg *c = dp.cfg;
+	char tenant[64] = "", key[RTE_TEL_MAX_STRING_LEN], buf[32];
+	uint32_t start = 0, shown = 0, total = 0, next = 0;
+
+	RTE_SET_USED(cmd);
+	if (params && *params) {
+		const char *comma = strchr(params, ',');
+		size_t n = comma ? (size_t)(comma - params) : strlen(params);
+
+		if (n >= sizeof(tenant))
+			return -EINVAL;
+		memcpy(tenant, params, n);
+		tenant[n] = 0;
+		if (comma)
+			start = (uint32_t)strtoul(comma + 1, NULL, 10);
+	}
+	rte_tel_data_start_dict(d);
+	if (*tenant) {
+		for (uint32_t i = 0; i < o->n_conns; i++) {
+			struct dp_cc_snapshot sn;
+			struct rte_tel_data *cd;
+
+			if (strcmp(tenant, o->tenants[o->conns[i].tenant].name))
+				continue;
+			if (total++ < start)
+				continue;
+			if (shown == TEL_CONN_PAGE) {
+				if (!next)
+					next = total - 1;
+				continue;
+			}
+			if (!dp_cc_conn_snapshot(o, i, &sn) || !(cd = rte_tel_data_alloc()))
+				continue;
+			rte_tel_data_start_dict(cd);
+			rte_tel_data_add_dict_u64(cd, "local_vqpn", o->qps[o->conns[i].l].vqpn);
+			rte_tel_data_add_dict_u64(cd, "remote_vqpn", o->qps[o->conns[i].r].vqpn);
+			cc_counters_add(cd, &sn.ctr);
+			rte_tel_data_add_dict_u64(cd, "rate_limited", sn.limited);
+			rte_tel_data_add_dict_u64(cd, "rate_bps", sn.rate_bps);
+			rte_tel_data_add_dict_u64(cd, "target_bps", sn.target_bps);
+			snprintf(buf, sizeof(buf), "%.6f", (double)sn.alpha / DCQCN_ALPHA_ONE);
+			rte_tel_data_add_dict_string(cd, "alpha", buf);
+			rte_tel_data_add_dict_string(cd, "stage", dcqcn_stage_name(sn.stage));
+			snprintf(key, sizeof(key), "%u", i);
+			rte_tel_data_add_dict_container(d, key, cd, 0);
+			shown++;
+		}
+		rte_tel_data_add_dict_u64(d, "total", total);
+		rte_tel_data_add_dict_u64(d, "next", next);
+		return 0;
+	}
+	rte_tel_data_add_dict_u64(d, "enabled", c->dcqcn.enabled);
+	rte_tel_data_add_dict_string(d, "profile", c->dcqcn.profile);
+	rte_tel_data_add_dict_u64(d, "line_rate_bps", c->dcqcn.line_rate_bps);
+	rte_tel_data_add_dict_string(d, "ce_to_tenant", c->dcqcn.ce_keep ? "keep" : "clear");
+	rte_tel_data_add_dict_u64(d, "cnp_to_tenant", c->dcqcn.cnp_pass);
+	for (uint32_t t = 0; t < o->n_tenants; t++) {
+		struct dcqcn_counters sum = { 0 };
+		uint64_t min_rate = 0, limited = 0, conns = 0;
+		struct rte_tel_data *td = rte_tel_data_alloc();
+
+		if (!td)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < o->n_conns; i++) {
+			struct dp_cc_snapshot sn;
+
+			if (o->conns[i].tenant != t || !dp_cc_conn_snapshot(o, i, &sn))
+				continue;
+			conns++;
+			cc_counters_sum(&sum, &sn.ctr);
+			if (sn.limited) {
+				limited++;
+				min_rate = min_rate ? RTE_MIN(min_rate, sn.rate_bps) : sn.rate_bps;
+			}
+		}
+		rte_tel_data_start_dict(td);
+		rte_tel_data_add_dict_string(td, "name", o->tenants[t].name);
+		cc_counters_add(td, &sum);
+		rte_tel_data_add_dict_u64(td, "connections", conns);
+		rte_tel_data_add_dict_u64(td, "rate_limited_connections", limited);
+		rte_tel_data_add_dict_u64(td, "min_rate_bps", min_rate);
+		if (rte_tel_data_add_dict_container(d, tel_key(o->tenants[t].name, key, sizeof(key)), td, 0))
+			rte_tel_data_free(td);
+	}
+	return 0;
+}
+
+static int
+tel_dcqcn(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	int rc;
+
+	pthread_mutex_lock(&dp.ctl_lock);
+	rc = dcqcn_locked(cmd, params, d);
+	pthread_mutex_unlock(&dp.ctl_lock);
+	return rc;
 }
 
 /* The overlay and configuration readers hold ctl_lock against a reload. */
@@ -321,6 +508,8 @@ dp_telemetry_init(void)
 					 "Per-tenant counters and quota. Parameter: optional tenant name.");
 	rc |= rte_telemetry_register_cmd("/roce/connections", tel_connections,
 					 "Connections, 32 a page. Parameters: [tenant[,start]].");
+	rc |= rte_telemetry_register_cmd("/roce/dcqcn", tel_dcqcn,
+					 "DCQCN settings and counters per tenant. Parameters: [tenant[,start]] for its connections.");
 	rc |= dp_acl_telemetry_init();
 	rc |= rte_telemetry_register_cmd("/roce/reload", tel_reload,
 					 "Re-read the configuration, or load another. Parameter: optional path.");
@@ -345,6 +534,8 @@ dp_summary_write(FILE *f, const char *extra_json)
 	fprintf(f, "\"cnp_forwarded\": %lu, \"mr_translated\": %lu, \"mark_hits\": %lu, ", s.cnp_forwarded,
 		s.mr_translated, s.mark_hits);
 	fprintf(f, "\"revocations\": %lu, \"naks_sent\": %lu, ", dp_acl_revocations(), s.naks_sent);
+	fprintf(f, "\"shaped\": %lu, \"backpressure_skips\": %lu, \"cnp_sent\": %lu, \"cnp_consumed\": %lu, "
+		"\"ce_cleared\": %lu, ", s.shaped, s.bp_skips, s.cnp_sent, s.cnp_consumed, s.ce_cleared);
 	fprintf(f, "\"dropped\": %lu, \"drops\": {", drops_total(&s));
 	for (int i = 1; i < DP_DROP_MAX; i++)
 		fprintf(f, "%s\"%s\": %lu", i > 1 ? ", " : "", dp_drop_names[i], s.drops[i]);

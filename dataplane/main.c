@@ -28,13 +28,15 @@
 #include "dp.h"
 #include "dp_acl.h"
 #include "dp_offload.h"
+#include "dp_rate.h"
 
 static struct {
 	const char *config;
 	const char *stats_json;
 	uint64_t exit_idle_ms;
 	uint32_t mbuf_size;
-} opts = { .mbuf_size = 9216 };
+	struct dp_rate_opts rate;
+} opts = { .mbuf_size = 9216, .rate = { .max_conns = 65536, .queue_mbufs = 2048 } };
 
 #define RX_DESC 1024
 #define TX_DESC 1024
@@ -53,11 +55,13 @@ usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [EAL options] -- --config FILE [--exit-when-idle MS] [--stats-json FILE]\n"
-		"          [--mbuf-size BYTES]\n"
+		"          [--mbuf-size BYTES] [--max-connections N] [--queue-mbufs N]\n"
 		"  --config FILE        the JSON configuration (schema version 1)\n"
 		"  --exit-when-idle MS  exit once every port has been idle for MS ms after traffic\n"
 		"  --stats-json FILE    also write the exit summary to FILE\n"
-		"  --mbuf-size BYTES    largest frame accepted (default 9216)\n",
+		"  --mbuf-size BYTES    largest frame accepted (default 9216)\n"
+		"  --max-connections N  connections the shapers can hold, over all reloads (default 65536)\n"
+		"  --queue-mbufs N      frames each lcore's shapers can hold, per stage (default 2048)\n",
 		prog);
 }
 
@@ -69,6 +73,8 @@ parse_args(int argc, char **argv)
 		{ "exit-when-idle", required_argument, NULL, 'i' },
 		{ "stats-json", required_argument, NULL, 's' },
 		{ "mbuf-size", required_argument, NULL, 'm' },
+		{ "max-connections", required_argument, NULL, 'C' },
+		{ "queue-mbufs", required_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -98,6 +104,18 @@ parse_args(int argc, char **argv)
 				return -1;
 			}
 			break;
+		case 'C':
+		case 'Q': {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || v < 64 || v > (opt == 'C' ? (1ul << 23) : (1ul << 20))) {
+				fprintf(stderr, "--%s: %s\n", opt == 'C' ? "max-connections" : "queue-mbufs",
+					opt == 'C' ? "64 to 8388608" : "64 to 1048576");
+				return -1;
+			}
+			*(opt == 'C' ? &opts.rate.max_conns : &opts.rate.queue_mbufs) = (uint32_t)v;
+			break;
+		}
 		case 'h':
 			usage(argv[0]);
 			exit(0);
@@ -184,9 +202,14 @@ lcores_assign(void)
 		dp.lcores[0].idx = 0;
 		dp.n_lcores = 1;
 	}
-	/* Each port's rx queue belongs to one lcore, round robin. */
-	for (uint16_t p = 0; p < dp.n_ports; p++) {
-		struct dp_lcore *lc = &dp.lcores[p % dp.n_lcores];
+	/*
+	 * Each port's rx queue belongs to one lcore: a tenant's ports to the
+	 * same one (its rate is shaped there), uplinks round robin.
+	 */
+	for (uint16_t p = 0, up = 0; p < dp.n_ports; p++) {
+		const struct cfg_port *cp = &dp.cfg->ports[p];
+		struct dp_lcore *lc = &dp.lcores[(cp->role == CFG_ROLE_UPLINK ? up++ : (unsigned)cp->tenant) %
+						 dp.n_lcores];
 
 		dp.ports[p].lcore_idx = lc->idx;
 		lc->rx_ports[lc->n_rx++] = p;
@@ -314,6 +337,7 @@ main(int argc, char **argv)
 		goto fail_eal;
 
 	pthread_mutex_init(&dp.ctl_lock, NULL);
+	dp.conn_cap = opts.rate.max_conns;
 	if (dp_config_apply(opts.config, &rep) < 0) {
 		cfg_errors_print(&rep.errs, stderr);
 		dp_reload_report_free(&rep);
@@ -329,6 +353,11 @@ main(int argc, char **argv)
 
 	if (ports_map() < 0 || lcores_assign() < 0)
 		goto fail_eal;
+	if (dp_rate_init(&opts.rate) < 0) {
+		fprintf(stderr, "shapers for %u connections and %u frames per lcore: %s\n", opts.rate.max_conns,
+			opts.rate.queue_mbufs, rte_strerror(rte_errno));
+		goto fail_eal;
+	}
 	if (dp_acl_init() < 0) {
 		fprintf(stderr, "revocation NAK rings: %s\n", rte_strerror(rte_errno));
 		goto fail_eal;
@@ -336,7 +365,7 @@ main(int argc, char **argv)
 
 	/* Enough mbufs for every ring, every lcore cache and every tx buffer. */
 	unsigned n_mbufs = dp.n_ports * (RX_DESC + TX_DESC * dp.n_lcores + DP_BURST * dp.n_lcores) +
-			   dp.n_lcores * 512 + 1024;
+			   dp.n_lcores * (512 + 2 * opts.rate.queue_mbufs) + 1024;
 
 	n_mbufs = RTE_MAX(n_mbufs, 4096u);
 	dp.pool = rte_pktmbuf_pool_create("roce_mbufs", n_mbufs, 256, 0,
@@ -366,6 +395,7 @@ main(int argc, char **argv)
 	in_use_start = rte_mempool_in_use_count(dp.pool);
 	for (uint16_t l = 0; l < dp.n_lcores; l++)
 		dp.lcores[l].last_rx_tsc = rte_rdtsc();
+	dp.running = true;
 	if (dp.lcores[0].lcore_id == rte_get_main_lcore()) {
 		dp_lcore_main(&dp.lcores[0]);
 	} else {
@@ -377,7 +407,10 @@ main(int argc, char **argv)
 		}
 		rte_eal_mp_wait_lcore();
 	}
+	dp.running = false;
 	dp_control_stop();
+	/* What the shapers still hold is dropped (counted under "shutdown"). */
+	dp_rate_fini();
 	/* No rule outlives the switch. */
 	dp_offload_fini();
 	/* Every lcore has flushed its tx buffers: what is in use now is in the rings. */

@@ -255,8 +255,7 @@ shaper_init(void *mem, size_t len, const struct shaper_params *p, uint64_t now)
 	quantum = p->fair_quantum ? p->fair_quantum : 4096;
 	sh->qshift = log2_floor(quantum);
 	sh->visit_pkts = p->tenant_visit_pkts ? p->tenant_visit_pkts : 8;
-	sh->wd_ticks = (uint64_t)((shaper_u128)(p->watchdog_ms ? p->watchdog_ms : 100) *
-		p->hz / 1000);
+	shaper_set_watchdog(sh, p->watchdog_ms);
 	sh->ewma_ticks = (uint64_t)((shaper_u128)(p->ewma_window_us ? p->ewma_window_us :
 		1000) * p->hz / 1000000);
 	if (sh->ewma_ticks == 0)
@@ -1233,6 +1232,12 @@ shaper_conn_set_rate(struct shaper *sh, uint32_t conn, uint64_t rate_bps,
 	sh->cfg[conn].cc_kbps = kbps_of(rate_bps);
 	conn_rate_apply(sh, conn, now);
 	return 0;
+}
+
+void
+shaper_set_watchdog(struct shaper *sh, uint32_t watchdog_ms)
+{
+	sh->wd_ticks = (uint64_t)((shaper_u128)(watchdog_ms ? watchdog_ms : 100) * sh->hz / 1000);
 }
 
 void

@@ -239,6 +239,9 @@ unsigned int shaper_dequeue(struct shaper *sh, uint64_t now,
  */
 uint64_t shaper_next_deadline(const struct shaper *sh, uint64_t now);
 
+/* Change the watchdog (shaper_params.watchdog_ms; 0 takes the default). */
+void shaper_set_watchdog(struct shaper *sh, uint32_t watchdog_ms);
+
 /* Charge bytes seen on another path to a tenant's bucket (may go negative). */
 void shaper_charge(struct shaper *sh, uint32_t tenant, uint64_t bytes,
 	uint64_t now);

@@ -1071,6 +1071,242 @@ test_offload_thresholds(void)
 		   ",'offload':{'steady_ms':1.5}");
 }
 
+/* Exactly one message, and it is @want to the letter. */
+static void
+expect_exact(const char *want, const char *tenants, const char *extra)
+{
+	expect_one(want, tenants, NULL, NULL, NULL, NULL, extra);
+	if (errs.n == 1)
+		CU_ASSERT_STRING_EQUAL(errs.msg[0], want);
+}
+
+/* Every parameter of @a equals that of @b, and the model too. */
+static bool
+params_equal(const struct dcqcn_params *a, const struct dcqcn_params *b)
+{
+	char x[64], y[64];
+	const char *n;
+
+	for (unsigned i = 0; (n = dcqcn_param_name(i)) != NULL; i++) {
+		dcqcn_params_get(a, n, x, sizeof(x));
+		dcqcn_params_get(b, n, y, sizeof(y));
+		if (strcmp(x, y) != 0) {
+			fprintf(stderr, "\n%s: %s != %s\n", n, x, y);
+			return false;
+		}
+	}
+	return a->model == b->model;
+}
+
+/* No "dcqcn" or "shaping": the nvidia profile at 100 Gb/s everywhere. */
+static void
+test_dcqcn_defaults(void)
+{
+	struct dcqcn_params nv, paper;
+	struct cfg *c;
+
+	dcqcn_params_default(&nv, "nvidia");
+	dcqcn_params_default(&paper, "paper");
+	c = load_doc(NULL, NULL, NULL, NULL, NULL, "");
+	EXPECT_OK(c);
+	CU_ASSERT_FALSE(c->dcqcn.enabled);
+	CU_ASSERT_STRING_EQUAL(c->dcqcn.profile, "nvidia");
+	CU_ASSERT_EQUAL(c->dcqcn.line_rate_bps, 100000000000ull);
+	CU_ASSERT_FALSE(c->dcqcn.ce_keep);
+	CU_ASSERT_FALSE(c->dcqcn.cnp_pass);
+	CU_ASSERT_TRUE(params_equal(&c->dcqcn.params, &nv));
+	CU_ASSERT_EQUAL(c->n_tenants, 2);
+	for (uint32_t i = 0; i < c->n_tenants; i++) {
+		CU_ASSERT_TRUE(params_equal(&c->tenants[i].dcqcn, &nv));
+		CU_ASSERT_FALSE(c->tenants[i].dcqcn_override);
+	}
+	CU_ASSERT_EQUAL(c->shaping.watchdog_ms, 100);
+	CU_ASSERT_EQUAL(c->shaping.queue_bytes, 4194304);
+	CU_ASSERT_EQUAL(CFG_DEFAULT_WATCHDOG_MS, 100);
+	CU_ASSERT_EQUAL(CFG_DEFAULT_QUEUE_BYTES, 4u << 20);
+	cfg_free(c);
+
+	/* A top-level profile is every tenant's too; the defaults may be spelled out. */
+	c = load_doc(NULL, NULL, NULL, NULL, NULL,
+		     ",'dcqcn':{'enabled':true,'profile':'paper','ce_to_tenant':'clear',"
+		     "'cnp_to_tenant':false,'params':{}},'shaping':{}");
+	EXPECT_OK(c);
+	CU_ASSERT_TRUE(c->dcqcn.enabled);
+	CU_ASSERT_FALSE(c->dcqcn.ce_keep);
+	CU_ASSERT_FALSE(c->dcqcn.cnp_pass);
+	CU_ASSERT_EQUAL(c->dcqcn.line_rate_bps, 100000000000ull);
+	CU_ASSERT_TRUE(params_equal(&c->dcqcn.params, &paper));
+	CU_ASSERT_TRUE(params_equal(&c->tenants[0].dcqcn, &paper));
+	CU_ASSERT_TRUE(params_equal(&c->tenants[1].dcqcn, &paper));
+	CU_ASSERT_EQUAL(c->shaping.watchdog_ms, CFG_DEFAULT_WATCHDOG_MS);
+	CU_ASSERT_EQUAL(c->shaping.queue_bytes, CFG_DEFAULT_QUEUE_BYTES);
+	cfg_free(c);
+}
+
+/* Every key of "dcqcn" and "shaping", and parameters of every JSON type. */
+static void
+test_dcqcn_params(void)
+{
+	struct dcqcn_params want;
+	struct cfg *c;
+
+	c = load_doc(NULL, NULL, NULL, NULL, NULL,
+		     ",'dcqcn':{'enabled':true,'profile':'nvidia','line_rate_gbps':25.5,"
+		     "'ce_to_tenant':'keep','cnp_to_tenant':true,'params':{'rpg_ai_rate':10,"
+		     "'min_time_between_cnps':'8','cnp_mode':'defer','kmin':65536,'kmax':262144,"
+		     "'pmax':12.5,'clamp_tgt_rate':true,'np_enable':false,'rpg_threshold':5.0}},"
+		     "'shaping':{'watchdog_ms':60000,'queue_bytes':65536}");
+	EXPECT_OK(c);
+	CU_ASSERT_EQUAL(c->dcqcn.line_rate_bps, 25500000000ull);
+	CU_ASSERT_TRUE(c->dcqcn.ce_keep);
+	CU_ASSERT_TRUE(c->dcqcn.cnp_pass);
+	dcqcn_params_default(&want, "nvidia");
+	want.rpg_ai_rate = 10;
+	want.min_time_between_cnps = 8;
+	want.cnp_mode = DCQCN_CNP_DEFER;
+	want.kmin = 65536;
+	want.kmax = 262144;
+	want.pmax = 12.5;
+	want.clamp_tgt_rate = 1;
+	want.np_enable = 0;
+	want.rpg_threshold = 5;
+	CU_ASSERT_TRUE(params_equal(&c->dcqcn.params, &want));
+	CU_ASSERT_TRUE(params_equal(&c->tenants[1].dcqcn, &want));
+	CU_ASSERT_EQUAL(c->shaping.watchdog_ms, 60000);
+	CU_ASSERT_EQUAL(c->shaping.queue_bytes, 65536);
+	cfg_free(c);
+}
+
+/* tenants[].dcqcn: its own profile or the top-level parameters, then its params. */
+static void
+test_dcqcn_tenants(void)
+{
+	struct dcqcn_params paper, top, own;
+	struct cfg *c;
+
+	c = load_doc("[{'name':'blue','vni':100,'dcqcn':{'profile':'paper',"
+		     "'params':{'rpg_threshold':7}}},{'name':'red','vni':200},"
+		     "{'name':'green','vni':300,'dcqcn':{'params':{'kmax':300000}}},"
+		     "{'name':'grey','vni':400,'dcqcn':{}}]", NULL, NULL, NULL, NULL,
+		     ",'dcqcn':{'params':{'rpg_ai_rate':10}}");
+	EXPECT_OK(c);
+	dcqcn_params_default(&paper, "paper");
+	paper.rpg_threshold = 7;
+	dcqcn_params_default(&top, "nvidia");
+	top.rpg_ai_rate = 10;
+	own = top;
+	own.kmax = 300000;
+	CU_ASSERT_TRUE(params_equal(&c->tenants[0].dcqcn, &paper));
+	CU_ASSERT_EQUAL(c->tenants[0].dcqcn.rpg_ai_rate, 40);
+	CU_ASSERT_TRUE(c->tenants[0].dcqcn_override);
+	CU_ASSERT_TRUE(params_equal(&c->tenants[1].dcqcn, &top));
+	CU_ASSERT_FALSE(c->tenants[1].dcqcn_override);
+	CU_ASSERT_TRUE(params_equal(&c->tenants[2].dcqcn, &own));
+	CU_ASSERT_TRUE(c->tenants[2].dcqcn_override);
+	CU_ASSERT_TRUE(params_equal(&c->tenants[3].dcqcn, &top));
+	CU_ASSERT_TRUE(c->tenants[3].dcqcn_override);
+	CU_ASSERT_TRUE(params_equal(&c->dcqcn.params, &top));
+	cfg_free(c);
+
+	/* Tenants inherit the top-level parameters wherever "dcqcn" stands in the file. */
+	c = load_raw("{\"version\":1,\"tenants\":[{\"name\":\"blue\",\"vni\":100}],\"ports\":[],"
+		     "\"dcqcn\":{\"profile\":\"paper\"}}");
+	EXPECT_OK(c);
+	CU_ASSERT_TRUE(params_equal(&c->tenants[0].dcqcn, &c->dcqcn.params));
+	CU_ASSERT_EQUAL(c->tenants[0].dcqcn.model, DCQCN_MODEL_PAPER);
+	cfg_free(c);
+}
+
+#define T_BLUE_DCQCN(o) "[{'name':'blue','vni':100,'dcqcn':" o "},{'name':'red','vni':200}]"
+
+static void
+test_dcqcn_errors(void)
+{
+	static const char *const want[] = {
+		"t.json: tenants[0].dcqcn.params.kmin: invalid value \"x\" (bytes)",
+		"t.json: tenants[0].dcqcn.params.np_enable: invalid value 2 (0|1)",
+		"t.json: dcqcn.line_rate_gbps: -1 must be greater than 0",
+		"t.json: dcqcn.params.rpg_bar: unknown DCQCN parameter",
+		"t.json: dcqcn.params.pmax: invalid value \"1%\" (%)",
+		"t.json: shaping.queue_bytes: 0 is out of range (min 65536)",
+		"t.json: shaping.watchdog_ms: 100000 is out of range (max 60000)",
+	};
+	struct cfg *c;
+
+	expect_exact("t.json: dcqcn.params.rpg_foo: unknown DCQCN parameter", NULL,
+		     ",'dcqcn':{'params':{'rpg_foo':1}}");
+	expect_exact("t.json: dcqcn.params.rpg_threshold: invalid value 32 (events)", NULL,
+		     ",'dcqcn':{'params':{'rpg_threshold':32}}");
+	expect_exact("t.json: dcqcn.params.kmin: invalid value -1 (bytes)", NULL,
+		     ",'dcqcn':{'params':{'kmin':-1}}");
+	expect_exact("t.json: dcqcn.params.kmin: invalid value 1.5 (bytes)", NULL,
+		     ",'dcqcn':{'params':{'kmin':1.5}}");
+	expect_exact("t.json: dcqcn.params.pmax: invalid value 100.5 (%)", NULL,
+		     ",'dcqcn':{'params':{'pmax':100.5}}");
+	expect_exact("t.json: dcqcn.params.cnp_mode: invalid value \"fast\" (suppress|defer)",
+		     NULL, ",'dcqcn':{'params':{'cnp_mode':'fast'}}");
+	expect_exact("t.json: dcqcn.params.rpg_gd: invalid value 1 (shift)", NULL,
+		     ",'dcqcn':{'params':{'rpg_gd':true}}");
+	expect_exact("t.json: dcqcn.params.kmin: expected a number or a string (bytes)", NULL,
+		     ",'dcqcn':{'params':{'kmin':[1]}}");
+	expect_exact("t.json: dcqcn.params: expected an object", NULL,
+		     ",'dcqcn':{'params':[]}");
+	expect_exact("t.json: dcqcn.params: kmin 300000 is above kmax 200000", NULL,
+		     ",'dcqcn':{'params':{'kmin':300000}}");
+	/* Without "params" the inconsistency is the profile's at this line rate. */
+	expect_exact("t.json: dcqcn: rpg_min_rate 100 Mb/s is above the maximum rate, 50 Mb/s",
+		     NULL, ",'dcqcn':{'profile':'paper','line_rate_gbps':0.05}");
+	expect_exact("t.json: dcqcn.params: rpg_min_rate 200 Mb/s is above the maximum rate, "
+		     "100 Mb/s", NULL,
+		     ",'dcqcn':{'params':{'rpg_min_rate':200,'rpg_max_rate':100}}");
+	expect_exact("t.json: dcqcn.ce_to_tenant: \"drop\" is not one of \"clear\", \"keep\"",
+		     NULL, ",'dcqcn':{'ce_to_tenant':'drop'}");
+	expect_exact("t.json: dcqcn.cnp_to_tenant: expected true or false", NULL,
+		     ",'dcqcn':{'cnp_to_tenant':'pass'}");
+	expect_exact("t.json: dcqcn.line_rate_gbps: 0 must be greater than 0", NULL,
+		     ",'dcqcn':{'line_rate_gbps':0}");
+	expect_exact("t.json: dcqcn.line_rate_gbps: 20000 is out of range (max 10000)", NULL,
+		     ",'dcqcn':{'line_rate_gbps':20000}");
+	expect_exact("t.json: shaping.watchdog_ms: must be greater than 0", NULL,
+		     ",'shaping':{'watchdog_ms':0}");
+	expect_exact("t.json: shaping.watchdog_ms: 60001 is out of range (max 60000)", NULL,
+		     ",'shaping':{'watchdog_ms':60001}");
+	expect_exact("t.json: shaping.queue_bytes: 65535 is out of range (min 65536)", NULL,
+		     ",'shaping':{'queue_bytes':65535}");
+	expect_exact("t.json: shaping.burst: unknown key", NULL, ",'shaping':{'burst':1}");
+	expect_exact("t.json: shaping: expected an object", NULL, ",'shaping':100");
+	expect_exact("t.json: tenants[0].dcqcn.line_rate_gbps: unknown key",
+		     T_BLUE_DCQCN("{'line_rate_gbps':25}"), NULL);
+	expect_exact("t.json: tenants[0].dcqcn.profile: \"intel\" is not one of \"nvidia\", "
+		     "\"paper\"", T_BLUE_DCQCN("{'profile':'intel'}"), NULL);
+	expect_exact("t.json: tenants[0].dcqcn: expected an object", T_BLUE_DCQCN("'paper'"),
+		     NULL);
+	expect_exact("t.json: tenants[0].dcqcn.params.kmax: invalid value \"big\" (bytes)",
+		     T_BLUE_DCQCN("{'params':{'kmax':'big'}}"), NULL);
+	expect_exact("t.json: tenants[0].dcqcn.params: kmin 300000 is above kmax 200000",
+		     T_BLUE_DCQCN("{'profile':'paper','params':{'kmin':300000}}"), NULL);
+	/* A tenant that inherits an inconsistent top level is not blamed for it... */
+	expect_exact("t.json: dcqcn.params: kmin 300000 is above kmax 200000",
+		     T_BLUE_DCQCN("{'params':{'rpg_threshold':2}}"),
+		     ",'dcqcn':{'params':{'kmin':300000}}");
+	/* ... but one that starts from its own profile is checked. */
+	expect_exact("t.json: dcqcn.params: kmin 300000 is above kmax 200000",
+		     T_BLUE_DCQCN("{'profile':'nvidia','params':{'kmax':400000}}"),
+		     ",'dcqcn':{'params':{'kmin':300000}}");
+
+	/* Every error, in file order, though "dcqcn" is loaded before "tenants". */
+	c = load_doc(T_BLUE_DCQCN("{'params':{'kmin':'x','np_enable':2}}"), NULL, NULL, NULL,
+		     NULL, ",'dcqcn':{'line_rate_gbps':-1,'params':{'rpg_bar':1,'pmax':'1%'}},"
+		     "'shaping':{'queue_bytes':0,'watchdog_ms':100000}");
+	CU_ASSERT_PTR_NULL(c);
+	if (errs.n != sizeof(want) / sizeof(want[0]))
+		dump_errs();
+	CU_ASSERT_EQUAL(errs.n, sizeof(want) / sizeof(want[0]));
+	for (uint32_t i = 0; i < errs.n && i < sizeof(want) / sizeof(want[0]); i++)
+		CU_ASSERT_STRING_EQUAL(errs.msg[i], want[i]);
+	cfg_free(c);
+}
+
 static void
 test_multiple_errors(void)
 {
@@ -1525,6 +1761,10 @@ main(void)
 	CU_add_test(s, "memory regions", test_mrs);
 	CU_add_test(s, "neighbors, dcqcn, offload", test_neighbors_dcqcn_offload);
 	CU_add_test(s, "offload thresholds", test_offload_thresholds);
+	CU_add_test(s, "dcqcn and shaping defaults", test_dcqcn_defaults);
+	CU_add_test(s, "dcqcn parameters and shaping", test_dcqcn_params);
+	CU_add_test(s, "per-tenant dcqcn", test_dcqcn_tenants);
+	CU_add_test(s, "dcqcn and shaping errors", test_dcqcn_errors);
 	CU_add_test(s, "several errors at once, in file order", test_multiple_errors);
 	CU_add_test(s, "syntax errors name file:line:col", test_syntax);
 	CU_add_test(s, "JSON values: escapes, big integers, reals", test_json_values);

@@ -56,7 +56,9 @@ OPENING = {0x00, 0x04, 0x05, 0x06, 0x0a, 0x0b, 0x0c, 0x13, 0x14, 0x17}
 
 SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host", "gsi",
                 "type_mismatch", "mr_unknown", "mr_out_of_bounds", "mr_access_denied",
-                "message_denied", "acl_denied", "revoked", "nonlinear", "tx_failed"]
+                "message_denied", "acl_denied", "revoked", "nonlinear", "tx_failed",
+                "shaping_watchdog", "shaping_overflow", "shaping_nobufs", "shaping_detached",
+                "conn_removed", "shutdown"]
 
 
 def parse_error_names():

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Rate control in the data plane: the shaper (shaper/) and the three DCQCN
+ * roles (dcqcn/) driven from the forwarding loop.
+ *
+ * Stages.  A frame a tenant sends toward the fabric (or through the hairpin)
+ * goes through the lcore's shaper when its tenant is shaped (a tenant rate,
+ * a QP rate, or DCQCN).  Without DCQCN one shaper does everything: the
+ * connection's pacing at its QP cap, the tenant's bucket, fair share,
+ * backpressure and the watchdog.  With DCQCN a frame passes two shapers in
+ * series, as it would pass a NIC and then a switch: stage 1 paces each
+ * connection at min(QP cap, DCQCN rate) (the reaction point's rate limiter),
+ * stage 2 holds the tenant's bucket and is the congestion point's queue,
+ * whose depth marks ECN-capable frames as they leave.  A tenant cap below the
+ * offered load is then a bottleneck DCQCN settles on.
+ *
+ * Ownership.  A connection is paced by the lcore that polls L's port (its
+ * shaper connection id is its stable state id), a tenant's ports are polled
+ * by one lcore, so a tenant's bucket lives in one shaper.  UD frames of a
+ * tenant share one shaper connection (id conn_cap + tenant slot): the tenant
+ * bucket applies to them, QP caps do not.
+ *
+ * Configuration changes reach the shapers as a list of changes built with
+ * the new overlay (dp_rate_prepare) and applied by each lcore when it first
+ * runs on that overlay (dp_rate_sync); the reload waits until every lcore
+ * has applied it (dp_rate_wait).  A removed connection's queued frames leave
+ * as drops under conn_removed, at their paced time; its state id is reused
+ * only once its queue is empty.
+ */
+#ifndef DP_RATE_H
+#define DP_RATE_H
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+
+/* dp_process_*() sets *out_port to this for a frame it consumed (a CNP for the reaction point). */
+#define DP_PORT_NONE 0xffffu
+
+/* Per-lcore shaper sizes, from the command line. */
+struct dp_rate_opts {
+	uint32_t max_conns;	/* --max-connections: connection state ids below this */
+	uint32_t queue_mbufs;	/* --queue-mbufs: frames each lcore's shapers hold at most */
+};
+
+/* Start-up, after lcores_assign(): shapers, rings, the mbuf field. 0 or -1. */
+int dp_rate_init(const struct dp_rate_opts *o);
+void dp_rate_fini(void);
+
+/*
+ * Reload, under ctl_lock.  dp_rate_prepare() records what changes between
+ * @old (NULL at start-up) and @o, whose ids are assigned; call it before
+ * publishing @o.  dp_rate_wait() returns once every running lcore applied it.
+ */
+int dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *kept_conn);
+void dp_rate_wait(void);
+
+/* Allocate the DCQCN state of every connection id handed out so far. 0 or -ENOMEM. */
+int dp_rate_cc_alloc(void);
+
+/* Lcore side. */
+void dp_rate_sync(struct dp_lcore *lc);
+
+static inline void
+dp_rate_check_sync(struct dp_lcore *lc)
+{
+	if (unlikely(lc->ovl != lc->rate.synced))
+		dp_rate_sync(lc);
+}
+
+/* True while the tenant of this port has full queues: do not poll it. */
+static inline bool
+dp_rate_port_blocked(struct dp_lcore *lc, uint32_t slot, uint64_t now)
+{
+	const struct dp_tenant_rate *tr = &lc->rate.tenants[slot];
+
+	return tr->shaped && (lc->rate.pool_low || shaper_tenant_full(lc->rate.sh, slot, now) ||
+			      (tr->cc && shaper_tenant_full(lc->rate.sh2, slot, now)));
+}
+
+/*
+ * Note, for the frame in hand, what the shaper needs (dp_process_egress()
+ * calls it on success).  @conn is the shaper id, @slot the tenant's.
+ */
+void dp_rate_note(struct dp_lcore *lc, uint32_t conn, uint32_t slot, uint8_t *data,
+		  const struct roce_pkt *pkt, bool hairpin);
+
+/* Queue the noted frame; DP_DROP_NONE or the reason it was refused. */
+enum dp_drop dp_rate_enqueue(struct dp_lcore *lc, struct rte_mbuf *m, uint16_t out_port);
+
+/*
+ * Frames whose time has come, at most @max, with their output ports; drops
+ * (conn_removed) are counted and freed here.  Also runs the timers: deferred
+ * CNPs, CNPs handed over by other lcores.
+ */
+unsigned dp_rate_dequeue(struct dp_lcore *lc, uint64_t now, struct rte_mbuf **pkts, uint16_t *ports,
+			 unsigned max);
+
+/* Nothing queued in this lcore's shapers. */
+bool dp_rate_idle(const struct dp_lcore *lc);
+
+/*
+ * DCQCN on a frame from the fabric for connection @ci, before its rewrite:
+ * the notification point (CE marks, CNPs to the sender) and the reaction
+ * point (CNPs).  Returns true when the frame is consumed.
+ */
+bool dp_cc_ingress(struct dp_lcore *lc, const struct ovl *o, uint32_t ci, uint8_t *data,
+		   const struct roce_pkt *pkt);
+
+/* Telemetry: the shaper figures of a tenant and a connection, summed over lcores. */
+void dp_rate_tenant_stats(const struct ovl *o, uint32_t t, struct shaper_tenant_stats *st);
+bool dp_rate_conn_stats(const struct ovl *o, uint32_t ci, struct shaper_conn_stats *st);
+
+/* A connection's DCQCN state as telemetry shows it, or false when DCQCN is off for it. */
+struct dp_cc_snapshot {
+	struct dcqcn_counters ctr;
+	bool limited;           /* the reaction point holds a rate limiter */
+	uint64_t rate_bps, target_bps;
+	uint32_t alpha;         /* DCQCN_ALPHA_ONE = 1.0 */
+	enum dcqcn_stage stage;
+};
+
+bool dp_cc_conn_snapshot(const struct ovl *o, uint32_t ci, struct dp_cc_snapshot *snap);
+
+#endif /* DP_RATE_H */
