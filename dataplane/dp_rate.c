@@ -855,7 +855,7 @@ dp_rate_idle(const struct dp_lcore *lc)
 /* ---- Telemetry ---- */
 
 void
-dp_rate_tenant_stats(const struct ovl *o, uint32_t t, struct shaper_tenant_stats *st)
+dp_rate_tenant_stats(const struct ovl *o, uint32_t t, struct shaper_tenant_stats *st, uint64_t *cp_queued)
 {
 	uint32_t slot = o->tenants[t].slot;
 	const struct dp_rate_lcore *r = NULL;
@@ -863,6 +863,7 @@ dp_rate_tenant_stats(const struct ovl *o, uint32_t t, struct shaper_tenant_stats
 	struct shaper_tenant_stats b;
 
 	memset(st, 0, sizeof(*st));
+	*cp_queued = 0;
 	/* A tenant's ports are polled by one lcore: its shapers hold the tenant. */
 	for (uint16_t p = 0; p < o->n_ports && !r; p++)
 		if (!o->ports[p].uplink && o->ports[p].tenant == t)
@@ -878,6 +879,7 @@ dp_rate_tenant_stats(const struct ovl *o, uint32_t t, struct shaper_tenant_stats
 	st->burst_bytes = b.burst_bytes;
 	st->achieved_bps = b.achieved_bps;
 	st->tokens = b.tokens;
+	*cp_queued = b.queued_bytes;
 	st->queued_bytes += b.queued_bytes;
 	st->full |= b.full;
 	st->deq_pkts = b.deq_pkts;

@@ -107,8 +107,11 @@ bool dp_rate_idle(const struct dp_lcore *lc);
 bool dp_cc_ingress(struct dp_lcore *lc, const struct ovl *o, uint32_t ci, uint8_t *data,
 		   const struct roce_pkt *pkt);
 
-/* Telemetry: the shaper figures of a tenant and a connection, summed over lcores. */
-void dp_rate_tenant_stats(const struct ovl *o, uint32_t t, struct shaper_tenant_stats *st);
+/*
+ * Telemetry: the shaper figures of tenant @t (both stages; *cp_queued: what
+ * waits in stage 2, the congestion point's queue) and of connection @ci.
+ */
+void dp_rate_tenant_stats(const struct ovl *o, uint32_t t, struct shaper_tenant_stats *st, uint64_t *cp_queued);
 bool dp_rate_conn_stats(const struct ovl *o, uint32_t ci, struct shaper_conn_stats *st);
 
 /* A connection's DCQCN state as telemetry shows it, or false when DCQCN is off for it. */

@@ -119,6 +119,7 @@ shaping_add(const struct ovl *o, uint32_t t, struct rte_tel_data *td)
 {
 	struct rte_tel_data *sd = rte_tel_data_alloc(), *dd;
 	struct shaper_tenant_stats st;
+	uint64_t cp_queued;
 
 	if (!sd)
 		return -ENOMEM;
@@ -127,13 +128,14 @@ shaping_add(const struct ovl *o, uint32_t t, struct rte_tel_data *td)
 		rte_tel_data_free(sd);
 		return -ENOMEM;
 	}
-	dp_rate_tenant_stats(o, t, &st);
+	dp_rate_tenant_stats(o, t, &st, &cp_queued);
 	rte_tel_data_start_dict(sd);
 	rte_tel_data_add_dict_u64(sd, "configured_bps", st.rate_bps);
 	rte_tel_data_add_dict_u64(sd, "burst_bytes", st.burst_bytes);
 	rte_tel_data_add_dict_u64(sd, "achieved_bps", st.achieved_bps);
 	rte_tel_data_add_dict_int(sd, "tokens", (int)RTE_MAX(RTE_MIN(st.tokens, (int64_t)INT32_MAX), (int64_t)INT32_MIN));
 	rte_tel_data_add_dict_u64(sd, "queued_bytes", st.queued_bytes);
+	rte_tel_data_add_dict_u64(sd, "cp_queued_bytes", cp_queued);
 	rte_tel_data_add_dict_u64(sd, "queue_limit_bytes", st.queued_limit);
 	rte_tel_data_add_dict_u64(sd, "backpressured", st.full);
 	rte_tel_data_add_dict_u64(sd, "backpressure_us", st.backpressure_ns / 1000);
