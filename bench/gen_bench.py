@@ -4,7 +4,8 @@
 for each frame size, a pcap of tenant-to-fabric frames spread over them.
 
 Usage: /usr/bin/python3 bench/gen_bench.py OUT_DIR [CONNS]
-Writes OUT_DIR/bench.json and OUT_DIR/{ack62,write1082,write4154}.pcap.
+Writes OUT_DIR/bench.json, OUT_DIR/bench-shaped.json (the same with tenant and QP
+caps that never bind) and OUT_DIR/{ack62,write1082,write4154}.pcap.
 The tenant port is net_pcap0 and the uplink net_null0, as bench/run-switch runs them.
 """
 import json
@@ -19,7 +20,7 @@ LOCAL_MAC = "02:00:00:00:aa:10"
 PORT_MAC = "02:00:00:00:01:01"
 
 
-def config(conns):
+def config(conns, shaped=False):
     qps = []
     endpoints = [{"tenant": "blue", "vip": "192.168.0.10", "host": "10.0.0.1",
                   "port": "vm-blue", "mac": LOCAL_MAC}]
@@ -29,6 +30,10 @@ def config(conns):
                     "type": "rc", "peer": {"vip": rvip, "vqpn": 32}})
         qps.append({"tenant": "blue", "vip": rvip, "vqpn": 32, "pqpn": 8192 + i,
                     "type": "rc", "peer": {"vip": "192.168.0.10", "vqpn": 16 + i}})
+    if shaped:
+        # Shaping on and never binding: caps far above what a core forwards.
+        for q in qps:
+            q["rate"] = {"gbps": 400}
     rvips = sorted({q["vip"] for q in qps if q["vip"] != "192.168.0.10"})
     endpoints += [{"tenant": "blue", "vip": v, "host": "10.0.0.2"} for v in rvips]
     return {
@@ -40,7 +45,8 @@ def config(conns):
             {"name": "vm-blue", "device": "net_pcap0", "role": "tenant", "tenant": "blue",
              "mac": PORT_MAC},
         ],
-        "tenants": [{"name": "blue", "vni": 100, "max_qps": 2 * conns + 16}],
+        "tenants": [dict({"name": "blue", "vni": 100, "max_qps": 2 * conns + 16},
+                         **({"rate": {"gbps": 1000}} if shaped else {}))],
         "endpoints": endpoints,
         "qps": qps,
         "neighbors": [{"ip": "10.0.0.2", "mac": "02:00:00:00:00:02"}],
@@ -69,6 +75,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "bench.json"), "w") as f:
         json.dump(config(conns), f, indent=1)
+    with open(os.path.join(out, "bench-shaped.json"), "w") as f:
+        json.dump(config(conns, shaped=True), f, indent=1)
     for kind in ("ack62", "write1082", "write4154"):
         wrpcap(os.path.join(out, kind + ".pcap"), frames(conns, kind))
 

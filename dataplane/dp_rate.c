@@ -385,6 +385,11 @@ conn_apply(struct dp_lcore *lc, const struct rate_rec *rr, uint64_t now)
 	shaper_conn_stats(r->sh, rr->id, &st);
 	if (st.attached && st.tenant == rr->tenant) {
 		shaper_conn_set_cap(r->sh, rr->id, rr->cap_bps, now);
+		/* DCQCN turned off: the reaction point's rate no longer applies. */
+		if (!r->tenants[rr->tenant].cc && st.cc_bps)
+			shaper_conn_set_rate(r->sh, rr->id, 0, now);
+		else if (r->tenants[rr->tenant].cc && !st.cc_bps)
+			dp_cc_state(rr->id)->rp.applied_bps = 0;
 		return;
 	}
 	shaper_conn_attach(r->sh, rr->id, rr->tenant, rr->cap_bps, now);

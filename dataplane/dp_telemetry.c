@@ -201,6 +201,28 @@ tenants_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 
 #define TEL_CONN_PAGE 32
 
+/* "[TENANT[,START]]" of the paged commands: 0, or -1 when the name is too long. */
+static int
+page_params(const char *params, char *tenant, size_t len, uint32_t *start)
+{
+	const char *comma;
+	size_t n;
+
+	*tenant = 0;
+	*start = 0;
+	if (!params || !*params)
+		return 0;
+	comma = strchr(params, ',');
+	n = comma ? (size_t)(comma - params) : strlen(params);
+	if (n >= len)
+		return -1;
+	memcpy(tenant, params, n);
+	tenant[n] = 0;
+	if (comma)
+		*start = (uint32_t)strtoul(comma + 1, NULL, 10);
+	return 0;
+}
+
 /* When a connection was first seen, either way: TSC, 0 if never. */
 static uint64_t
 seen_first(const struct dp_conn_state *st)
@@ -223,17 +245,8 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	uint32_t start = 0, shown = 0, total = 0, next = 0;
 
 	RTE_SET_USED(cmd);
-	if (params && *params) {
-		const char *comma = strchr(params, ',');
-		size_t n = comma ? (size_t)(comma - params) : strlen(params);
-
-		if (n >= sizeof(tenant))
-			return -EINVAL;
-		memcpy(tenant, params, n);
-		tenant[n] = 0;
-		if (comma)
-			start = (uint32_t)strtoul(comma + 1, NULL, 10);
-	}
+	if (page_params(params, tenant, sizeof(tenant), &start) < 0)
+		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		const struct ovl_conn *c = &o->conns[i];
@@ -333,17 +346,8 @@ dcqcn_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	uint32_t start = 0, shown = 0, total = 0, next = 0;
 
 	RTE_SET_USED(cmd);
-	if (params && *params) {
-		const char *comma = strchr(params, ',');
-		size_t n = comma ? (size_t)(comma - params) : strlen(params);
-
-		if (n >= sizeof(tenant))
-			return -EINVAL;
-		memcpy(tenant, params, n);
-		tenant[n] = 0;
-		if (comma)
-			start = (uint32_t)strtoul(comma + 1, NULL, 10);
-	}
+	if (page_params(params, tenant, sizeof(tenant), &start) < 0)
+		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	if (*tenant) {
 		for (uint32_t i = 0; i < o->n_conns; i++) {

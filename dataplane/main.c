@@ -240,9 +240,17 @@ ports_start(void)
 		int rc;
 
 		rc = rte_eth_dev_info_get(pid, &info);
-		/* Frames as large as the mbufs take, with two VLAN tags. */
-		conf.rxmode.mtu = RTE_MIN((uint32_t)info.max_mtu,
-					  opts.mbuf_size - RTE_ETHER_HDR_LEN - 2 * RTE_VLAN_HLEN);
+		/*
+		 * Frames as large as the mbufs take, with two VLAN tags, within
+		 * what the device receives.  Its L2 overhead is reckoned as
+		 * rte_eth_dev_configure() does (virtio adds its header: 30).
+		 */
+		uint32_t overhead = info.max_mtu != UINT16_MAX && info.max_rx_pktlen > info.max_mtu ?
+				    info.max_rx_pktlen - info.max_mtu : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+
+		conf.rxmode.mtu = RTE_MIN(RTE_MIN((uint32_t)info.max_mtu, info.max_rx_pktlen - overhead),
+					  opts.mbuf_size - RTE_MAX(overhead, (uint32_t)(RTE_ETHER_HDR_LEN +
+											   2 * RTE_VLAN_HLEN)));
 		if (rc == 0 && info.max_tx_queues < dp.n_lcores) {
 			fprintf(stderr, "port %s: %u tx queues needed, device offers %u\n", dp.ports[i].name,
 				dp.n_lcores, info.max_tx_queues);
