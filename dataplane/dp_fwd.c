@@ -617,6 +617,12 @@ rate_send(struct dp_lcore *lc, struct txq *tq, uint64_t now)
 		tx_enqueue(lc, tq, port[i], m[i]);
 	for (uint16_t i = 0; i < r->n_cnp; i++)
 		tx_enqueue(lc, tq, r->cnp_port[i], r->cnp[i]);
+	/*
+	 * Paced frames leave when the shaper says, not up to 100 us later with
+	 * the next drain, and a CNP at once: both are DCQCN's feedback loop.
+	 */
+	if (n || r->n_cnp)
+		tx_flush_all(lc, tq);
 	r->n_cnp = 0;
 }
 

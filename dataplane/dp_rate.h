@@ -12,7 +12,9 @@
  * connection at min(QP cap, DCQCN rate) (the reaction point's rate limiter),
  * stage 2 holds the tenant's bucket and is the congestion point's queue,
  * whose depth marks ECN-capable frames as they leave.  A tenant cap below the
- * offered load is then a bottleneck DCQCN settles on.
+ * offered load is then a bottleneck DCQCN settles on.  Stage 1 hands stage 2
+ * no more than its item pool has room for, so nothing is lost between the two
+ * (a lossless link, as PFC makes it); what the shapers release leaves at once.
  *
  * Ownership.  A connection is paced by the lcore that polls L's port (its
  * shaper connection id is its stable state id), a tenant's ports are polled

@@ -37,8 +37,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,6 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "pipeline"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from roce_telemetry import telemetry  # noqa: E402
+from roce_switch import start_switch, stop_switch, wait_socket  # noqa: E402
 
 from pipeline_wire import (  # noqa: E402
     BTH, AETH, RETH, AtomicETH, DETH, read_pcap, write_pcap, fields_of, ipv4_header_ok,
@@ -62,7 +61,6 @@ VM = {("blue", "192.168.1.10"): "02:00:00:00:aa:10", ("blue", "192.168.1.11"): "
       ("red", "192.168.1.10"): "02:00:00:00:bb:10"}
 HOST, PEER = "10.0.0.1", "10.0.0.2"
 B10, B11, B20, B30 = "192.168.1.10", "192.168.1.11", "192.168.1.20", "192.168.2.30"
-EAL_MEM = ["--no-huge", "-m", "512"]
 
 passed = failed = 0
 
@@ -193,50 +191,7 @@ def junk(n, size):
 
 
 # ---------------------------------------------------------------------------
-# Running the switch and talking to it.
-
-
-
-def start_switch(build, prefix, vdevs, cfg_path, lcores):
-    cmd = [os.path.join(build, "dataplane", "dpdk-roce-vswitch"), "--lcores", lcores, "--no-pci",
-           "--file-prefix", prefix, "--log-level", "lib.eal:warning"] + EAL_MEM
-    for v in vdevs:
-        cmd += ["--vdev", v]
-    cmd += ["--", "--config", cfg_path]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-
-
-def wait_socket(prefix, proc, seconds=30):
-    end = time.time() + seconds
-    while time.time() < end and proc.poll() is None:
-        try:
-            # The socket is there from EAL's start; the commands once the switch registers them.
-            if telemetry(prefix, "/roce/stats") is not None:
-                return True
-        except OSError:
-            pass
-        time.sleep(0.1)
-    return False
-
-
-def stop_switch(proc, prefix):
-    try:
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-    shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
-    summary = None
-    for line in reversed(out.splitlines()):
-        if line.startswith("{"):
-            try:
-                summary = json.loads(line)
-            except ValueError:
-                pass
-            break
-    return proc.returncode, summary, err
+# Talking to the switch.
 
 
 def connections(prefix):

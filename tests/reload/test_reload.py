@@ -35,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from roce_telemetry import telemetry  # noqa: E402
+from roce_switch import wait_socket  # noqa: E402
 
 from roce_layers import BTH  # noqa: E402
 from scapy.all import Ether, IP, UDP, Raw, wrpcap  # noqa: E402
@@ -112,22 +113,6 @@ def traffic(path):
     wrpcap(path, frames)
 
 
-
-
-def wait_for_socket(prefix, proc, seconds=20):
-    path = "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
-    end = time.time() + seconds
-    while time.time() < end and proc.poll() is None:
-        if os.path.exists(path):
-            try:
-                telemetry(prefix, "/roce/stats")
-                return True
-            except OSError:
-                pass
-        time.sleep(0.1)
-    return False
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -165,7 +150,7 @@ def main():
     sw = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     dumpcap = None
     try:
-        check(wait_for_socket(prefix, sw), "the switch answers telemetry")
+        check(wait_socket(prefix, sw), "the switch answers telemetry")
         # A bounded sample (about 3.5 M frames, a few seconds at dumpcap's pace):
         # the reloads start at once and take seconds too.
         dumpcap = subprocess.Popen(["dpdk-dumpcap", "--file-prefix=" + prefix, "-i", "0", "-w", capture,

@@ -47,6 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from roce_telemetry import telemetry  # noqa: E402
+from roce_switch import wait_socket  # noqa: E402
 
 from roce_layers import BTH, AETH, RETH  # noqa: E402
 from scapy.all import Ether, IP, UDP, Raw, wrpcap  # noqa: E402
@@ -164,19 +165,6 @@ def traffic(d):
     return paths
 
 
-
-
-def wait_for_socket(prefix, proc, seconds=30):
-    end = time.time() + seconds
-    while time.time() < end and proc.poll() is None:
-        try:
-            telemetry(prefix, "/roce/stats")
-            return True
-        except (OSError, ValueError, KeyError):
-            time.sleep(0.1)
-    return False
-
-
 def vm_rss_kb(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
@@ -243,7 +231,7 @@ def main():
     timings = []
     t0 = time.time()
     try:
-        if not check(wait_for_socket(prefix, sw), "the switch answers telemetry"):
+        if not check(wait_socket(prefix, sw), "the switch answers telemetry"):
             raise RuntimeError("no telemetry")
         current = "A"
         revoke_total = revoke_ok = 0

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Starting and stopping the switch for the tests that drive it through real vdevs."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from roce_telemetry import telemetry
+
+# Memory without hugepages: every virtual device the tests use works with it.
+EAL_MEM = ["--no-huge", "-m", "512"]
+
+
+def start_switch(build, prefix, vdevs, cfg_path, lcores, args=(), eal_mem=EAL_MEM):
+    """The switch of @build on EAL --lcores @lcores with --vdev @vdevs and --config @cfg_path,
+    plus the switch's own @args; stdout and stderr are pipes."""
+    cmd = [os.path.join(build, "dataplane", "dpdk-roce-vswitch"), "--lcores", lcores, "--no-pci",
+           "--file-prefix", prefix, "--log-level", "lib.eal:warning"] + list(eal_mem)
+    for v in vdevs:
+        cmd += ["--vdev", v]
+    cmd += ["--", "--config", cfg_path] + list(args)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def wait_socket(prefix, proc, seconds=30):
+    """True once the switch of --file-prefix @prefix answers /roce/stats (False if @proc exits first)."""
+    end = time.time() + seconds
+    while time.time() < end and proc.poll() is None:
+        try:
+            # The socket is there from EAL's start; the commands once the switch registers them.
+            if telemetry(prefix, "/roce/stats") is not None:
+                return True
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def stop_switch(proc, prefix):
+    """SIGTERM, then (returncode, the exit summary or None, stderr); removes the runtime directory."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+    shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+    summary = None
+    for line in reversed(out.splitlines()):
+        if line.startswith("{"):
+            try:
+                summary = json.loads(line)
+            except ValueError:
+                pass
+            break
+    return proc.returncode, summary, err
