@@ -419,39 +419,22 @@ dcqcn_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-static int
-tel_dcqcn(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	int rc;
-
-	pthread_mutex_lock(&dp.ctl_lock);
-	rc = dcqcn_locked(cmd, params, d);
-	pthread_mutex_unlock(&dp.ctl_lock);
-	return rc;
-}
-
 /* The overlay and configuration readers hold ctl_lock against a reload. */
-static int
-tel_tenants(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	int rc;
-
-	pthread_mutex_lock(&dp.ctl_lock);
-	rc = tenants_locked(cmd, params, d);
-	pthread_mutex_unlock(&dp.ctl_lock);
-	return rc;
+#define TEL_LOCKED(name, fn) \
+static int \
+name(const char *cmd, const char *params, struct rte_tel_data *d) \
+{ \
+	int rc; \
+ \
+	pthread_mutex_lock(&dp.ctl_lock); \
+	rc = fn(cmd, params, d); \
+	pthread_mutex_unlock(&dp.ctl_lock); \
+	return rc; \
 }
 
-static int
-tel_connections(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	int rc;
-
-	pthread_mutex_lock(&dp.ctl_lock);
-	rc = connections_locked(cmd, params, d);
-	pthread_mutex_unlock(&dp.ctl_lock);
-	return rc;
-}
+TEL_LOCKED(tel_dcqcn, dcqcn_locked)
+TEL_LOCKED(tel_tenants, tenants_locked)
+TEL_LOCKED(tel_connections, connections_locked)
 
 /*
  * /roce/reload[,PATH]: re-read the configuration (or load PATH) and answer
