@@ -650,6 +650,8 @@ dp_lcore_main(void *arg)
 		if (unlikely(now - prev_tsc > drain_tsc)) {
 			tx_flush_all(lc, tq);
 			prev_tsc = now;
+			if (unlikely(lc->rate.n_unshape))
+				dp_rate_unshape_check(lc, now);
 			if (is_main && dp.housekeep)
 				dp.housekeep();
 		}

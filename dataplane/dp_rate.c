@@ -180,6 +180,17 @@ dp_rate_init(const struct dp_rate_opts *o)
 	return 0;
 }
 
+static void
+sync_free(struct dp_rate_sync *s)
+{
+	if (!s)
+		return;
+	free(s->rec);
+	free(s->tenants);
+	free(s->tparams);
+	free(s);
+}
+
 void
 dp_rate_fini(void)
 {
@@ -216,13 +227,8 @@ dp_rate_fini(void)
 		rte_ring_free(r->cc_ring);
 		memset(r, 0, sizeof(*r));
 	}
-	if (dp.sync) {
-		free(dp.sync->rec);
-		free(dp.sync->tenants);
-		free(dp.sync->tparams);
-		free(dp.sync);
-		dp.sync = NULL;
-	}
+	sync_free(dp.sync);
+	dp.sync = NULL;
 	for (uint32_t i = 0; i < DP_STATE_CHUNKS; i++) {
 		rte_free(dp.cc_chunks[i]);
 		dp.cc_chunks[i] = NULL;
@@ -263,16 +269,6 @@ rec_push(struct dp_rate_sync *s, uint32_t *cap, struct rate_rec r)
 	return 0;
 }
 
-static void
-sync_free(struct dp_rate_sync *s)
-{
-	if (!s)
-		return;
-	free(s->rec);
-	free(s->tenants);
-	free(s->tparams);
-	free(s);
-}
 
 /* What tenant @t of @o asks of rate control. */
 static int
@@ -300,7 +296,7 @@ tenant_rate_of(const struct ovl *o, uint32_t t, const bool *has_cap, struct dp_t
 }
 
 int
-dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *kept_conn)
+dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *changed, const uint8_t *kept_conn)
 {
 	struct dp_rate_sync *s;
 	bool *has_cap = NULL;
@@ -331,14 +327,19 @@ dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *kept_
 		if (rc)
 			goto fail;
 	}
-	/* Connections: new ones attach, kept ones take their new cap. */
+	/*
+	 * Connections: new ones attach, kept ones with a new cap take it; all
+	 * of them when DCQCN was switched on or off (their reaction point's
+	 * rate comes or goes).  The rest need nothing: an lcore's share of a
+	 * reload is the size of the change.
+	 */
+	bool all = !old || old->cfg->dcqcn.enabled != o->cfg->dcqcn.enabled;
+
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		const struct ovl_conn *c = &o->conns[i];
 
-		if (c->state >= dp.conn_cap) {
-			rc = -ENOSPC;
-			goto fail;
-		}
+		if (!all && !changed[i])
+			continue;
 		if (rec_push(s, &cap, (struct rate_rec){ .op = REC_ATTACH, .port = c->l_port, .id = c->state,
 							 .tenant = o->tenants[c->tenant].slot,
 							 .cap_bps = c->rate_bps }))
@@ -799,10 +800,11 @@ pool_low(const struct dp_rate_lcore *r, unsigned n_rx)
 	return a.items - a.items_used < room || b.items - b.items_used < room;
 }
 
-/* A tenant no longer shaped bypasses the shaper once nothing of it is queued. */
-static void
-unshape_check(struct dp_rate_lcore *r, uint64_t now)
+void
+dp_rate_unshape_check(struct dp_lcore *lc, uint64_t now)
 {
+	struct dp_rate_lcore *r = &lc->rate;
+
 	for (uint32_t s = 0; s < DP_MAX_TENANTS && r->n_unshape; s++) {
 		struct shaper_tenant_stats a, b;
 
@@ -835,8 +837,6 @@ dp_rate_dequeue(struct dp_lcore *lc, uint64_t now, struct rte_mbuf **pkts, uint1
 		if (r->n_timers)
 			timers_run(lc);
 	}
-	if (unlikely(r->n_unshape))
-		unshape_check(r, now);
 	r->pool_low = pool_low(r, lc->n_rx);
 	max = RTE_MIN(max, (unsigned)DP_BURST);
 	for (int stage = 1; stage <= 2 && k < max; stage++) {

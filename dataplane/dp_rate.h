@@ -51,10 +51,12 @@ void dp_rate_fini(void);
 
 /*
  * Reload, under ctl_lock.  dp_rate_prepare() records what changes between
- * @old (NULL at start-up) and @o, whose ids are assigned; call it before
- * publishing @o.  dp_rate_wait() returns once every running lcore applied it.
+ * @old (NULL at start-up) and @o, whose ids are assigned: @changed[i] is
+ * non-zero for a connection of @o that is new or has a new cap, @kept_conn[j]
+ * for a connection of @old that stays.  Call it before publishing @o.  dp_rate_wait() returns once every running lcore applied it.
  */
-int dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *kept_conn);
+int dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *changed,
+		    const uint8_t *kept_conn);
 void dp_rate_wait(void);
 
 /* Allocate the DCQCN state of every connection id handed out so far. 0 or -ENOMEM. */
@@ -97,6 +99,12 @@ enum dp_drop dp_rate_enqueue(struct dp_lcore *lc, struct rte_mbuf *m, uint16_t o
  */
 unsigned dp_rate_dequeue(struct dp_lcore *lc, uint64_t now, struct rte_mbuf **pkts, uint16_t *ports,
 			 unsigned max);
+
+/*
+ * A tenant no longer shaped bypasses the shaper once nothing of it is
+ * queued: checked on the drain tick while some tenant waits for it.
+ */
+void dp_rate_unshape_check(struct dp_lcore *lc, uint64_t now);
 
 /* Nothing queued in this lcore's shapers. */
 bool dp_rate_idle(const struct dp_lcore *lc);

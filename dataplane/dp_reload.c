@@ -234,6 +234,9 @@ assign_ids(struct ovl *o, const struct ovl *old, uint8_t *kept_conn, uint8_t *ke
 					rep->conns_changed++;
 				else
 					rep->conns_kept++;
+				/* Its shaper needs the new cap (fresh_c 2), or nothing. */
+				if (oc->rate_bps != c->rate_bps)
+					fresh_c[i] = 2;
 				continue;
 			}
 		}
@@ -244,7 +247,7 @@ assign_ids(struct ovl *o, const struct ovl *old, uint8_t *kept_conn, uint8_t *ke
 		rep->conns_added++;
 	}
 	/* The shapers' share of the change; it can only run out of memory. */
-	if (dp_rate_prepare(o, old, kept_conn) < 0)
+	if (dp_rate_prepare(o, old, fresh_c, kept_conn) < 0)
 		goto fail;
 	free(tmap);
 	free(fresh_t);
@@ -254,7 +257,7 @@ fail:
 	report_error(rep, "%s: more tenants (%u at most) or connections (--max-connections %u) than the "
 		     "switch can track", o->cfg->path, DP_MAX_TENANTS, dp.conn_cap);
 	for (uint32_t i = 0; fresh_c && i < o->n_conns; i++)
-		if (fresh_c[i])
+		if (fresh_c[i] == 1)
 			state_release(o->conns[i].state);
 	for (uint32_t t = 0; fresh_t && t < o->n_tenants; t++)
 		if (fresh_t[t])
