@@ -200,4 +200,63 @@ struct shaper {
 	void *alloc;		/* Set by shaper_create(). */
 };
 
+#define SHAPER_FP(ticks)	((shaper_u128)(ticks) << 32)
+/*
+ * Tenant buckets run on a biased clock, so that "now - burst" never goes
+ * below zero (a full bucket at now = 0 is representable).  Times in ticks
+ * are below 2^64, so biased 32.32 times stay below 2^97.
+ */
+#define SHAPER_TBIAS		((shaper_u128)1 << 96)
+#define SHAPER_TNOW(ticks)	(SHAPER_FP(ticks) + SHAPER_TBIAS)
+/* Small helpers. */
+
+static inline shaper_u128
+u128_max(shaper_u128 a, shaper_u128 b)
+{
+	return a > b ? a : b;
+}
+
+/* now - d, floored at zero. */
+static inline shaper_u128
+u128_sub_sat(shaper_u128 a, shaper_u128 b)
+{
+	return a > b ? a - b : 0;
+}
+
+static inline shaper_u128
+conn_ts(const struct shaper_conn *c)
+{
+	return SHAPER_FP(c->next_ts) | c->next_frac;
+}
+
+static inline void
+conn_ts_set(struct shaper_conn *c, shaper_u128 v)
+{
+	c->next_ts = (uint64_t)(v >> 32);
+	c->next_frac = (uint32_t)v;
+}
+
+/* Connection state bits. */
+
+static inline unsigned int
+conn_tx(const struct shaper_conn *c)
+{
+	return c->state & SHAPER_CS_TX_MASK;
+}
+
+static inline void
+conn_tx_set(struct shaper_conn *c, unsigned int tx)
+{
+	c->state = (uint8_t)((c->state & ~SHAPER_CS_TX_MASK) | tx);
+}
+
+
+/*
+ * The achieved-rate EWMA of tenant t folded with its current window, if
+ * that window is complete at `now` (shaper.c).  *valid says whether the
+ * result holds a sample.
+ */
+double shaper_ewma_fold(const struct shaper *sh, const struct shaper_tenant *t,
+	uint64_t now, bool *valid);
+
 #endif /* SHAPER_PRIV_H */

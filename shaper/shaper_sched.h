@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shaper's state transitions shared by enqueue, dequeue and
+ * configuration: tenants entering and leaving the active round robin,
+ * queue limits, the run list of due connections, a connection joining its
+ * tenant's fair calendar, admission charging, and a connection whose head is
+ * admitted going to the wheel or to the run list.  All inline: they run per
+ * packet.  Internal, like shaper_priv.h.
+ */
+#ifndef SHAPER_SCHED_H
+#define SHAPER_SCHED_H
+
+#include "shaper_priv.h"
+
+/* Wheel entities: connection ids, then tenants after them. */
+
+static inline uint32_t *
+entity_pos(struct shaper *sh, uint32_t id)
+{
+	if (id < sh->n_conns)
+		return &sh->conns[id].link;
+	return &sh->tenants[id - sh->n_conns].wpos;
+}
+
+static inline void
+wheel_remove(struct shaper *sh, uint32_t pos)
+{
+	uint32_t moved_pos = 0;
+	uint32_t moved = shw_remove(&sh->wheel, pos, &moved_pos);
+
+	if (moved != SHW_NIL)
+		*entity_pos(sh, moved) = moved_pos;
+}
+
+/* Tenants. */
+
+static inline void
+tenant_activate(struct shaper *sh, struct shaper_tenant *t)
+{
+	uint32_t tid = (uint32_t)(t - sh->tenants);
+
+	t->state = SHAPER_TENANT_ACTIVE;
+	t->anext = SHAPER_NIL;
+	if (sh->active_tail == SHAPER_NIL)
+		sh->active_head = tid;
+	else
+		sh->tenants[sh->active_tail].anext = tid;
+	sh->active_tail = tid;
+}
+
+/*
+ * A connection of tenant `t` became due.  An idle tenant becomes active.  A
+ * tenant blocked on admission may now have something pre-paid to send, so it
+ * is woken to look; one blocked on transmission stays blocked.  A tenant
+ * whose slot is being popped (wpos is SHW_NIL) is no longer in the wheel's
+ * lists; its entry is skipped when reached.
+ */
+static inline void
+tenant_kick(struct shaper *sh, struct shaper_tenant *t)
+{
+	if (t->state == SHAPER_TENANT_IDLE) {
+		tenant_activate(sh, t);
+	} else if (t->state == SHAPER_TENANT_WHEEL && t->block == SHAPER_BLOCK_ADM) {
+		if (t->wpos != SHW_NIL)
+			wheel_remove(sh, t->wpos);
+		tenant_activate(sh, t);
+	}
+}
+
+/* Queue limits, backpressure and watchdog, evaluated at `now`. */
+static inline void
+tenant_bp_update(struct shaper *sh, struct shaper_tenant *t, uint64_t now)
+{
+	bool full = t->qbytes >= t->qlimit;
+
+	if (full != t->full) {
+		if (full)
+			t->full_since = now;
+		else if (now > t->full_since)
+			t->bp_ticks += now - t->full_since;
+		t->full = full;
+	}
+	if (t->full && !t->dropping && now >= t->full_since &&
+	    now - t->full_since >= sh->wd_ticks) {
+		t->dropping = true;
+		t->wd_trips++;
+	}
+	if (t->dropping && t->qbytes <= t->qlimit / 2)
+		t->dropping = false;
+}
+
+static inline void
+tenant_ewma_tick(struct shaper *sh, struct shaper_tenant *t, uint64_t now)
+{
+	if (now >= t->win_start && now - t->win_start >= sh->ewma_ticks) {
+		t->ewma_bps = shaper_ewma_fold(sh, t, now, &t->ewma_valid);
+		t->win_start = now;
+		t->win_bytes = 0;
+	}
+}
+
+/* The run list: FIFO of due connections, threaded through conn.link. */
+
+static inline void
+run_push(struct shaper *sh, struct shaper_tenant *t, uint32_t ci)
+{
+	sh->conns[ci].link = SHAPER_NIL;
+	conn_tx_set(&sh->conns[ci], SHAPER_CONN_RUN);
+	if (t->run_tail == SHAPER_NIL)
+		t->run_head = ci;
+	else
+		sh->conns[t->run_tail].link = ci;
+	t->run_tail = ci;
+}
+
+
+/*
+ * The fair calendar.  Each connection has a virtual finish time: the bytes
+ * it was admitted.  Connections with something to admit wait in the bucket
+ * of their finish time; the tenant admits from the earliest non-empty
+ * bucket, FIFO within it.  That is deficit round robin with a quantum of
+ * 1 << qshift bytes, except that rounds in which nobody could send are
+ * skipped in one step instead of being walked.
+ *
+ * A connection (re)joins no earlier than the tenant's virtual time fq_v, so
+ * time spent out of the calendar earns no credit.  It is out of the calendar
+ * only when it has nothing to admit (idle, as far as admission goes) or has
+ * a whole window admitted ahead of what it sent, that is when its own pace
+ * (cap, DCQCN) is what holds it back: then it is not owed anything, and
+ * what it leaves goes to the others.
+ */
+static inline void
+fair_push(struct shaper *sh, struct shaper_tenant *t, uint32_t ci)
+{
+	struct shaper_conn *c = &sh->conns[ci];
+	uint64_t floor = t->fq_v << sh->qshift;
+	struct shw_chunk *ch;
+	uint32_t slot, k;
+	uint64_t b;
+
+	if (c->vfinish < floor)
+		c->vfinish = floor;
+	b = c->vfinish >> sh->qshift;
+	if (b - t->fq_v >= SHAPER_FQ_BUCKETS)
+		b = t->fq_v + SHAPER_FQ_BUCKETS - 1;
+	slot = (uint32_t)b & (SHAPER_FQ_BUCKETS - 1);
+	c->state |= SHAPER_CS_FAIR;
+	k = t->fq_tail[slot];
+	if (k == SHW_NIL || sh->fq_chunks[k].n == SHW_IDS) {
+		/* The pool is sized so that this cannot fail (shaper_layout). */
+		uint32_t nk = sh->fq_free;
+
+		ch = &sh->fq_chunks[nk];
+		sh->fq_free = ch->next;
+		ch->next = SHW_NIL;
+		ch->n = 0;
+		ch->rd = 0;
+		if (k == SHW_NIL)
+			t->fq_head[slot] = nk;
+		else
+			sh->fq_chunks[k].next = nk;
+		t->fq_tail[slot] = nk;
+		k = nk;
+	}
+	ch = &sh->fq_chunks[k];
+	ch->id[ch->n++] = ci;
+	t->fq_map |= 1ull << slot;
+}
+
+/* Can connection c ask for admission?  Then make sure it is in the calendar. */
+static inline void
+fair_offer(struct shaper *sh, struct shaper_tenant *t, uint32_t ci)
+{
+	struct shaper_conn *c = &sh->conns[ci];
+
+	if (c->cursor == SHAPER_NIL || (c->state & SHAPER_CS_FAIR) ||
+	    c->ahead >= t->fq_window)
+		return;
+	fair_push(sh, t, ci);
+	if (t->state == SHAPER_TENANT_IDLE)
+		tenant_activate(sh, t);
+}
+
+/* Admission. */
+
+/*
+ * Admit what needs no charge at item ii: the rest of an open message (up to
+ * its LAST), and exempt packets.  Returns false at an item that needs a
+ * charge.  A first packet while a message is open starts a new one (a
+ * retransmission from its start): the open one is over.
+ */
+static inline bool
+item_prepaid(struct shaper_conn *c, struct shaper_item *it)
+{
+	if ((c->flags & SHAPER_CF_MSG_OPEN) && !(it->flags & SHAPER_PKT_FIRST)) {
+		if (it->flags & SHAPER_PKT_LAST)
+			c->flags &= ~SHAPER_CF_MSG_OPEN;
+	} else {
+		c->flags &= ~SHAPER_CF_MSG_OPEN;
+		if (!(it->flags & SHAPER_PKT_EXEMPT))
+			return false;
+	}
+	it->flags |= SHAPER_IF_ADMITTED;
+	c->ahead += it->bytes;
+	return true;
+}
+
+/* Charge an item that needs it: the whole message at its first packet,
+ * else the packet. */
+static inline void
+item_charge(struct shaper_tenant *t, struct shaper_conn *c, struct shaper_item *it,
+	shaper_u128 tnow)
+{
+	uint64_t charge = it->bytes;
+
+	if ((it->flags & SHAPER_PKT_FIRST) && it->charge != 0) {
+		charge = it->charge;
+		if (!(it->flags & SHAPER_PKT_LAST))
+			c->flags |= SHAPER_CF_MSG_OPEN;
+		if (charge > t->fq_window)
+			t->fq_window = charge < (16u << 20) ? charge : 16u << 20;
+	}
+	it->flags |= SHAPER_IF_ADMITTED;
+	c->ahead += it->bytes;
+	if (t->cpb != 0)
+		t->adm_ts = u128_max(t->adm_ts, tnow - t->burst_fp) +
+			(shaper_u128)charge * t->cpb;
+	c->vfinish += charge;
+	t->charged += charge;
+}
+
+/* Connections. */
+
+/* A connection whose head is admitted is due at its timestamp. */
+static inline void
+conn_schedule(struct shaper *sh, struct shaper_tenant *t, uint32_t ci)
+{
+	struct shaper_conn *c = &sh->conns[ci];
+
+	if (c->cpb != 0 && !shw_due(&sh->wheel, c->next_ts)) {
+		conn_tx_set(c, SHAPER_CONN_WHEEL);
+		shw_insert(&sh->wheel, ci, c->next_ts, &c->link);
+		return;
+	}
+	run_push(sh, t, ci);
+	tenant_kick(sh, t);
+}
+
+#endif /* SHAPER_SCHED_H */
