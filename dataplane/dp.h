@@ -194,7 +194,7 @@ struct dp_cnp_timer {
 	uint8_t n_vlan;
 };
 
-/* Rate control of one lcore (dp_rate.c): its shaper and DCQCN roles. */
+/* Rate control of one lcore (dp_rate.h): its shaper and DCQCN roles. */
 struct dp_rate_lcore {
 	struct shaper *sh;                /* stage 1, or the only stage; NULL: no shaping */
 	struct shaper *sh2;               /* stage 2 of DCQCN tenants: the congestion point's queue */

@@ -115,6 +115,16 @@ dp_acl_ud_allowed(const struct ovl_tenant *t, const struct ovl_ip *src, const st
 	return ovl_acl_decide(t->acl, src->ver, src->b, dst->b, CFG_QP_UD, CFG_OP_SEND, NULL);
 }
 
+/* A NAK an lcore is asked to send (a pointer on its nak_ring; it frees it). */
+struct dp_nak_req {
+	uint32_t req_state;     /* state id of the half that holds the requests */
+	uint32_t ack_state;     /* and of the half that holds their answers */
+	uint8_t req_half;       /* 0: egress half, 1: ingress half */
+	uint8_t ack_half;
+	uint16_t out_port;      /* port index */
+	struct roce_frame_spec spec; /* all but the PSN and the AETH */
+};
+
 /* Set-up (main.c, after the lcores are assigned) and release at exit. */
 int dp_acl_init(void);
 void dp_acl_fini(void);

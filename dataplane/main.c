@@ -3,8 +3,8 @@
  * dpdk-roce-vswitch [EAL options] -- --config FILE [--exit-when-idle MS]
  *                   [--stats-json FILE] [--mbuf-size BYTES]
  *
- * Set-up, the lcore launch, signals and the clean exit.  Forwarding lives in
- * dp_fwd.c, telemetry and the exit summary in dp_telemetry.c.
+ * Set-up, the lcore launch, signals and the clean exit.  The per-packet path
+ * lives in path/ (path/dp_loop.c runs it), everything off it in control/.
  */
 #include <dirent.h>
 #include <errno.h>

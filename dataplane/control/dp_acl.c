@@ -22,16 +22,6 @@
 
 #define NAK_RING_SIZE 1024
 
-/* A NAK an lcore is asked to send (a pointer on its nak_ring; it frees it). */
-struct nak_req {
-	uint32_t req_state;     /* state id of the half that holds the requests */
-	uint32_t ack_state;     /* and of the half that holds their answers */
-	uint8_t req_half;       /* 0: egress half, 1: ingress half */
-	uint8_t ack_half;
-	uint16_t out_port;      /* port index */
-	struct roce_frame_spec spec; /* all but the PSN and the AETH */
-};
-
 /* An entry of the revoked set: one end of a connection, by its virtual identity. */
 struct revoked_key {
 	char tenant[64];
@@ -108,50 +98,6 @@ dp_acl_revocations(void)
 	return __atomic_load_n(&acl.revocations, __ATOMIC_RELAXED);
 }
 
-static inline struct dp_dir_state *
-half_of(uint32_t state, unsigned half)
-{
-	struct dp_conn_state *st = dp_conn_state(state);
-
-	return half ? &st->ingress : &st->egress;
-}
-
-unsigned
-dp_acl_nak_poll(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *ports, unsigned max)
-{
-	unsigned n = 0;
-	void *p;
-
-	while (n < max && rte_ring_dequeue(lc->nak_ring, &p) == 0) {
-		struct nak_req *r = p;
-		struct ovl_req_track *rq = &half_of(r->req_state, r->req_half)->req;
-		const struct ovl_ack_track *ak = &half_of(r->ack_state, r->ack_half)->ack;
-		struct rte_mbuf *m;
-		uint32_t psn;
-		size_t len;
-
-		if (ovl_track_oldest(rq, ak, &psn) && (m = rte_pktmbuf_alloc(dp.pool)) != NULL) {
-			len = ovl_nak_build(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), &r->spec, psn,
-					    ovl_track_msn(ak));
-			if (len) {
-				m->data_len = (uint16_t)len;
-				m->pkt_len = (uint32_t)len;
-				pkts[n] = m;
-				ports[n] = r->out_port;
-				n++;
-				lc->stats.naks_sent++;
-				/* This lcore writes @rq: the requests are answered now, in error. */
-				ovl_track_clear(rq);
-			} else {
-				rte_pktmbuf_free(m);
-			}
-		}
-		free(r);
-		__atomic_store_n(&lc->naks_done, lc->naks_done + 1, __ATOMIC_RELEASE);
-	}
-	return n;
-}
-
 /*
  * Ask for the NAK to one end of @c: to L (@to_l) about L's requests, out of
  * L's port in L's virtual view; else to R about R's requests, out of the
@@ -162,7 +108,7 @@ static unsigned
 nak_request(const struct ovl *o, const struct ovl_conn *c, bool to_l)
 {
 	const struct ovl_rewrite *rw = to_l ? &c->ingress : &c->egress;
-	struct nak_req *r = calloc(1, sizeof(*r));
+	struct dp_nak_req *r = calloc(1, sizeof(*r));
 	struct dp_lcore *lc;
 
 	if (!r)

@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Rate control, the control side: the shapers and DCQCN state created at
+ * start-up and released at exit, the change list a configuration brings and
+ * its application by each lcore between bursts, and what telemetry reads.
+ * dp_rate.h explains the stages and who owns what.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+
+#include "dp_rate_int.h"
+
+#define CC_RING_SIZE 4096
+
+/*
+ * How late the shapers may be served without losing rate.  The shaper's own
+ * defaults (a tenant bucket of 10 us at its rate, a connection catching up
+ * 20 us) suit a loop that serves it every microsecond; this one is late by
+ * an rx burst's work, or by as long as the hypervisor takes the core, and
+ * whatever lateness the bucket or the slack does not cover is rate lost for
+ * good: 2 to 8 % below a 2 Gb/s tenant cap and 2 to 6 % below a 1.5 Gb/s QP
+ * cap on a 2-core VM, 0.2 to 1 % with 1 ms (tests/rate).  So: 1 ms at the
+ * rate, the depth tc-tbf asks for (rate / HZ), as a tenant's burst when the
+ * configuration gives none, and as every connection's catch-up.
+ */
+#define CATCHUP_US 1000
+
+/* The change list of a configuration (dp_rate_prepare), read by every lcore. */
+enum { REC_TENANT, REC_ATTACH, REC_CAP, REC_REMOVE };
+
+struct rate_rec {
+	uint8_t op;
+	uint16_t port;		/* L's port: which lcore paces the connection */
+	uint32_t id;		/* state id, or for REC_TENANT the tenant slot */
+	uint32_t tenant;	/* tenant slot; for REC_TENANT the index into tenants[] */
+	uint64_t cap_bps;
+};
+
+struct dp_rate_sync {
+	const struct ovl *ovl;
+	uint64_t gen;
+	uint32_t n_rec;
+	struct rate_rec *rec;
+	struct dp_tenant_rate *tenants;		/* by overlay tenant index */
+	struct shaper_tenant_params *tparams;	/* the same, for the shaper */
+	uint32_t watchdog_ms;
+};
+
+/* Set at start-up, read by everyone: dp_rate_int.h. */
+struct dp_rate_globals dp_rate_g = { .meta_off = -1 };
+
+/* ---- Start-up ---- */
+
+static struct shaper *
+shaper_make(uint32_t conns, uint32_t items, uint32_t watchdog_ms, int socket)
+{
+	struct shaper_params p = {
+		.hz = rte_get_tsc_hz(),
+		.n_conns = conns,
+		.n_tenants = DP_MAX_TENANTS,
+		.n_items = items,
+		.watchdog_ms = watchdog_ms,
+		.conn_slack_ns = CATCHUP_US * 1000,
+	};
+	size_t sz = shaper_memsize(&p);
+	void *mem = sz ? rte_zmalloc_socket("shaper", sz, RTE_CACHE_LINE_SIZE, socket) : NULL;
+	struct shaper *sh = mem ? shaper_init(mem, sz, &p, rte_rdtsc()) : NULL;
+
+	if (!sh)
+		rte_free(mem);
+	return sh;
+}
+
+int
+dp_rate_init(const struct dp_rate_opts *o)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "roce_vswitch_shaper_meta",
+		.size = sizeof(struct dp_mbuf_meta),
+		.align = __alignof__(struct dp_mbuf_meta),
+	};
+	char name[RTE_RING_NAMESIZE];
+
+	dp_rate_g.ns_mul = (uint64_t)(((unsigned __int128)1000000000 << 32) / rte_get_tsc_hz());
+	dp.conn_cap = o->max_conns;
+	dp_rate_g.meta_off = rte_mbuf_dynfield_register(&desc);
+	if (dp_rate_g.meta_off < 0)
+		return -1;
+	for (uint16_t l = 0; l < dp.n_lcores; l++) {
+		struct dp_rate_lcore *r = &dp.lcores[l].rate;
+		int socket = (int)rte_lcore_to_socket_id(dp.lcores[l].lcore_id);
+		uint32_t conns = o->max_conns + DP_MAX_TENANTS;
+
+		r->sh = shaper_make(conns, o->queue_mbufs, CFG_DEFAULT_WATCHDOG_MS, socket);
+		/* Stage 2 never trips a watchdog of its own: stage 1's backpressure covers it. */
+		r->sh2 = shaper_make(conns, o->queue_mbufs, UINT32_MAX / 2, socket);
+		r->tenants = rte_zmalloc_socket("tenant_rate", sizeof(*r->tenants) * DP_MAX_TENANTS,
+						RTE_CACHE_LINE_SIZE, socket);
+		r->max_timers = o->max_conns;
+		r->timers = rte_malloc_socket("cnp_timers", sizeof(*r->timers) * r->max_timers, 0, socket);
+		snprintf(name, sizeof(name), "roce_cc_%u", l);
+		r->cc_ring = rte_ring_create(name, CC_RING_SIZE, socket, RING_F_SC_DEQ);
+		r->rnd = rte_rdtsc() | 1;
+		if (!r->sh || !r->sh2 || !r->tenants || !r->timers || !r->cc_ring)
+			return -1;
+	}
+	return 0;
+}
+
+static void
+sync_free(struct dp_rate_sync *s)
+{
+	if (!s)
+		return;
+	free(s->rec);
+	free(s->tenants);
+	free(s->tparams);
+	free(s);
+}
+
+void
+dp_rate_fini(void)
+{
+	for (uint16_t l = 0; l < dp.n_lcores; l++) {
+		struct dp_rate_lcore *r = &dp.lcores[l].rate;
+		struct shaper_out out[DP_BURST];
+		unsigned n;
+
+		/*
+		 * What the shapers still hold goes back to the pool, counted.  One
+		 * instant releases only what the tenant buckets and the connections'
+		 * pacing allow at that instant, so each round is an hour later.
+		 */
+		for (int s = 0; s < 2; s++) {
+			struct shaper *sh = s ? r->sh2 : r->sh;
+			uint64_t now = UINT64_MAX / 2, hour = rte_get_tsc_hz() * 3600;
+			struct shaper_stats st;
+
+			for (uint32_t round = 0; sh && (shaper_stats(sh, &st), st.items_used) && round <= st.items;
+			     round++, now += hour)
+				while ((n = shaper_dequeue(sh, now, out, DP_BURST)) > 0)
+					for (unsigned i = 0; i < n; i++) {
+						struct rte_mbuf *m = (struct rte_mbuf *)(uintptr_t)out[i].cookie;
+
+						dp.lcores[l].stats.drops[DP_DROP_SHUTDOWN]++;
+						dp.lcores[l].tenant_stats[meta_of(m)->tenant].drops++;
+						rte_pktmbuf_free(m);
+					}
+		}
+		rte_free(r->sh);
+		rte_free(r->sh2);
+		rte_free(r->tenants);
+		rte_free(r->timers);
+		rte_ring_free(r->cc_ring);
+		memset(r, 0, sizeof(*r));
+	}
+	sync_free(dp.sync);
+	dp.sync = NULL;
+	for (uint32_t i = 0; i < DP_STATE_CHUNKS; i++) {
+		rte_free(dp.cc_chunks[i]);
+		dp.cc_chunks[i] = NULL;
+	}
+}
+
+int
+dp_rate_cc_alloc(void)
+{
+	uint32_t chunks = (dp.n_states + (1u << DP_STATE_CHUNK_SHIFT) - 1) >> DP_STATE_CHUNK_SHIFT;
+
+	for (uint32_t i = 0; i < chunks; i++) {
+		if (dp.cc_chunks[i])
+			continue;
+		dp.cc_chunks[i] = rte_zmalloc("cc_state", sizeof(struct dp_cc_state) << DP_STATE_CHUNK_SHIFT,
+					      RTE_CACHE_LINE_SIZE);
+		if (!dp.cc_chunks[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- Configuration changes ---- */
+
+static int
+rec_push(struct dp_rate_sync *s, uint32_t *cap, struct rate_rec r)
+{
+	if (s->n_rec == *cap) {
+		uint32_t n = *cap ? *cap * 2 : 1024;
+		struct rate_rec *p = realloc(s->rec, sizeof(*p) * n);
+
+		if (!p)
+			return -ENOMEM;
+		s->rec = p;
+		*cap = n;
+	}
+	s->rec[s->n_rec++] = r;
+	return 0;
+}
+
+
+/* What tenant @t of @o asks of rate control. */
+static int
+tenant_rate_of(const struct ovl *o, uint32_t t, const bool *has_cap, struct dp_tenant_rate *tr,
+	       struct shaper_tenant_params *tp)
+{
+	const struct cfg *c = o->cfg;
+	const struct ovl_tenant *ot = &o->tenants[t];
+
+	memset(tr, 0, sizeof(*tr));
+	tr->cc = c->dcqcn.enabled;
+	tr->ce_keep = c->dcqcn.ce_keep;
+	tr->cnp_pass = c->dcqcn.cnp_pass;
+	tr->shaped = ot->rate.set || has_cap[t] || tr->cc;
+	if (tr->cc && dcqcn_profile_build(&tr->prof, &c->tenants[t].dcqcn, c->dcqcn.line_rate_bps) != 0)
+		return -EINVAL;
+	tp->rate_bps = ot->rate.set ? ot->rate.bps : 0;
+	tp->burst_bytes = ot->rate.set ? ot->rate.burst_bytes : 0;
+	if (ot->rate.set && tp->burst_bytes == 0)
+		/* At least an MTU, as the shaper's own default. */
+		tp->burst_bytes = RTE_MAX(ot->rate.bps / 8 * CATCHUP_US / 1000000, (uint64_t)4096);
+	tp->qlimit_bytes = c->shaping.queue_bytes;
+	tp->qlimit_hard_bytes = 0;
+	return 0;
+}
+
+int
+dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *changed, const uint8_t *kept_conn)
+{
+	struct dp_rate_sync *s;
+	bool *has_cap = NULL;
+	uint32_t cap = 0;
+	int rc = -ENOMEM;
+
+	if (!dp.conn_cap)
+		return 0;
+	s = calloc(1, sizeof(*s));
+	has_cap = calloc(o->n_tenants + 1, sizeof(*has_cap));
+	if (!s || !has_cap)
+		goto fail;
+	s->ovl = o;
+	s->gen = ++dp_rate_g.gen;
+	s->watchdog_ms = o->cfg->shaping.watchdog_ms;
+	s->tenants = calloc(o->n_tenants + 1, sizeof(*s->tenants));
+	s->tparams = calloc(o->n_tenants + 1, sizeof(*s->tparams));
+	if (!s->tenants || !s->tparams)
+		goto fail;
+	for (uint32_t i = 0; i < o->n_conns; i++)
+		if (o->conns[i].rate_bps)
+			has_cap[o->conns[i].tenant] = true;
+	for (uint32_t t = 0; t < o->n_tenants; t++) {
+		rc = tenant_rate_of(o, t, has_cap, &s->tenants[t], &s->tparams[t]);
+		if (rc == 0)
+			rc = rec_push(s, &cap, (struct rate_rec){ .op = REC_TENANT, .id = o->tenants[t].slot,
+								   .tenant = t });
+		if (rc)
+			goto fail;
+	}
+	/*
+	 * Connections: new ones attach, kept ones with a new cap take it; all
+	 * of them when DCQCN was switched on or off (their reaction point's
+	 * rate comes or goes).  The rest need nothing: an lcore's share of a
+	 * reload is the size of the change.
+	 */
+	bool all = !old || old->cfg->dcqcn.enabled != o->cfg->dcqcn.enabled;
+
+	for (uint32_t i = 0; i < o->n_conns; i++) {
+		const struct ovl_conn *c = &o->conns[i];
+
+		if (!all && !changed[i])
+			continue;
+		if (rec_push(s, &cap, (struct rate_rec){ .op = REC_ATTACH, .port = c->l_port, .id = c->state,
+							 .tenant = o->tenants[c->tenant].slot,
+							 .cap_bps = c->rate_bps }))
+			goto fail;
+	}
+	for (uint32_t i = 0; old && i < old->n_conns; i++) {
+		const struct ovl_conn *c = &old->conns[i];
+
+		if (kept_conn[i])
+			continue;
+		__atomic_store_n(&dp_conn_state(c->state)->egress.draining, 1, __ATOMIC_RELAXED);
+		if (rec_push(s, &cap, (struct rate_rec){ .op = REC_REMOVE, .port = c->l_port, .id = c->state }))
+			goto fail;
+	}
+	if (o->cfg->dcqcn.enabled && dp_rate_cc_alloc() < 0)
+		goto fail;
+	/* The previous list was applied by every lcore (dp_rate_wait). */
+	sync_free(dp.sync);
+	dp.sync = s;
+	free(has_cap);
+	return 0;
+fail:
+	for (uint32_t i = 0; old && i < old->n_conns; i++)
+		if (!kept_conn[i])
+			__atomic_store_n(&dp_conn_state(old->conns[i].state)->egress.draining, 0, __ATOMIC_RELAXED);
+	sync_free(s);
+	free(has_cap);
+	return rc == 0 ? -ENOMEM : rc;
+}
+
+void
+dp_rate_wait(void)
+{
+	if (!dp.sync || !dp.running)
+		return;
+	for (uint16_t l = 0; l < dp.n_lcores; l++)
+		while (__atomic_load_n(&dp.lcores[l].rate.sync_gen, __ATOMIC_ACQUIRE) != dp.sync->gen &&
+		       dp.running && !dp.quit)
+			rte_pause();
+}
+
+/* Attach @id in both stages, or change its cap; a DCQCN connection starts unlimited. */
+static void
+conn_apply(struct dp_lcore *lc, const struct rate_rec *rr, uint64_t now)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	struct shaper_conn_stats st;
+
+	shaper_conn_stats(r->sh, rr->id, &st);
+	if (st.attached && st.tenant == rr->tenant) {
+		shaper_conn_set_cap(r->sh, rr->id, rr->cap_bps, now);
+		/* DCQCN turned off: the reaction point's rate no longer applies. */
+		if (!r->tenants[rr->tenant].cc && st.cc_bps)
+			shaper_conn_set_rate(r->sh, rr->id, 0, now);
+		else if (r->tenants[rr->tenant].cc && !st.cc_bps)
+			dp_cc_state(rr->id)->rp.applied_bps = 0;
+		return;
+	}
+	shaper_conn_attach(r->sh, rr->id, rr->tenant, rr->cap_bps, now);
+	shaper_conn_attach(r->sh2, rr->id, rr->tenant, 0, now);
+	if (r->tenants[rr->tenant].cc) {
+		struct dp_cc_state *cs = dp_cc_state(rr->id);
+
+		memset(cs, 0, sizeof(*cs));
+	}
+}
+
+void
+dp_rate_sync(struct dp_lcore *lc)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	const struct dp_rate_sync *s = dp.sync;
+	uint64_t now = rte_rdtsc();
+
+	if (!r->sh || !s || s->ovl != lc->ovl) {
+		r->synced = lc->ovl;
+		return;
+	}
+	shaper_set_watchdog(r->sh, s->watchdog_ms);
+	r->cc_any = false;
+	for (uint32_t i = 0; i < s->n_rec; i++) {
+		const struct rate_rec *rr = &s->rec[i];
+
+		switch (rr->op) {
+		case REC_TENANT: {
+			struct dp_tenant_rate *tr = &r->tenants[rr->id];
+			struct shaper_tenant_params tp = s->tparams[rr->tenant], up = tp;
+			bool was = tr->shaped;
+
+			*tr = s->tenants[rr->tenant];
+			/* Frames already queued leave before the tenant bypasses the shaper. */
+			if (was && !tr->shaped) {
+				tr->shaped = true;
+				tr->unshape_pending = true;
+				r->n_unshape++;
+			}
+			r->cc_any |= tr->cc;
+			/* With DCQCN the bucket is stage 2's; stage 1 only paces and backpressures. */
+			up.rate_bps = tr->cc ? 0 : tp.rate_bps;
+			shaper_tenant_config(r->sh, rr->id, &up, now);
+			shaper_tenant_config(r->sh2, rr->id, &tp, now);
+			shaper_conn_attach(r->sh, dp.conn_cap + rr->id, rr->id, 0, now);
+			shaper_conn_attach(r->sh2, dp.conn_cap + rr->id, rr->id, 0, now);
+			break;
+		}
+		case REC_ATTACH:
+			if (dp.ports[rr->port].lcore_idx == lc->idx)
+				conn_apply(lc, rr, now);
+			break;
+		case REC_REMOVE:
+			if (dp.ports[rr->port].lcore_idx != lc->idx)
+				break;
+			if (conn_empty(r, rr->id))
+				conn_drained(r, rr->id);
+			else
+				r->n_draining++;
+			break;
+		}
+	}
+	r->synced = lc->ovl;
+	__atomic_store_n(&r->sync_gen, s->gen, __ATOMIC_RELEASE);
+}
+/* ---- Telemetry ---- */
+
+void
+dp_rate_tenant_stats(const struct ovl *o, uint32_t t, struct shaper_tenant_stats *st, uint64_t *cp_queued)
+{
+	uint32_t slot = o->tenants[t].slot;
+	const struct dp_rate_lcore *r = NULL;
+	uint64_t now = rte_rdtsc();
+	struct shaper_tenant_stats b;
+
+	memset(st, 0, sizeof(*st));
+	*cp_queued = 0;
+	/* A tenant's ports are polled by one lcore: its shapers hold the tenant. */
+	for (uint16_t p = 0; p < o->n_ports && !r; p++)
+		if (!o->ports[p].uplink && o->ports[p].tenant == t)
+			r = &dp.lcores[dp.ports[p].lcore_idx].rate;
+	if (!r || !r->sh)
+		return;
+	shaper_tenant_stats(r->sh, slot, now, st);
+	if (!r->tenants[slot].cc)
+		return;
+	/* With DCQCN the bucket, its rate and what left are stage 2's; queues add up. */
+	shaper_tenant_stats(r->sh2, slot, now, &b);
+	st->rate_bps = b.rate_bps;
+	st->burst_bytes = b.burst_bytes;
+	st->achieved_bps = b.achieved_bps;
+	st->tokens = b.tokens;
+	*cp_queued = b.queued_bytes;
+	st->queued_bytes += b.queued_bytes;
+	st->full |= b.full;
+	st->deq_pkts = b.deq_pkts;
+	st->deq_bytes = b.deq_bytes;
+	st->charged_bytes = b.charged_bytes;
+	for (int d = 0; d < SHAPER_DROP_MAX; d++) {
+		st->drop_pkts[d] += b.drop_pkts[d];
+		st->drop_msgs[d] += b.drop_msgs[d];
+	}
+}
+
+bool
+dp_rate_conn_stats(const struct ovl *o, uint32_t ci, struct shaper_conn_stats *st)
+{
+	const struct ovl_conn *c = &o->conns[ci];
+	const struct dp_rate_lcore *r = &dp.lcores[dp.ports[c->l_port].lcore_idx].rate;
+	struct shaper_conn_stats b;
+
+	memset(st, 0, sizeof(*st));
+	if (!r->sh || c->state >= dp.conn_cap)
+		return false;
+	shaper_conn_stats(r->sh, c->state, st);
+	shaper_conn_stats(r->sh2, c->state, &b);
+	st->queued_bytes += b.queued_bytes;
+	st->queued_items += b.queued_items;
+	return true;
+}
+
+bool
+dp_cc_conn_snapshot(const struct ovl *o, uint32_t ci, struct dp_cc_snapshot *snap)
+{
+	const struct ovl_conn *c = &o->conns[ci];
+	const struct dp_rate_lcore *r = &dp.lcores[dp.ports[c->l_port].lcore_idx].rate;
+	const struct dp_tenant_rate *tr;
+	const struct dp_cc_state *cs;
+	struct dcqcn_rp rp;
+
+	memset(snap, 0, sizeof(*snap));
+	if (!r->sh || c->state >= dp.conn_cap || !dp.cc_chunks[c->state >> DP_STATE_CHUNK_SHIFT])
+		return false;
+	tr = &r->tenants[o->tenants[c->tenant].slot];
+	if (!tr->cc)
+		return false;
+	cs = dp_cc_state(c->state);
+	/* A copy, brought to now: the lcore evaluates its timers lazily. */
+	rp = cs->rp.rp;
+	if (cs->rp.ready)
+		dcqcn_rp_advance(&rp, &tr->prof, tsc_ns(rte_rdtsc()));
+	else
+		dcqcn_rp_init(&rp, &tr->prof);
+	snap->limited = rp.active;
+	snap->rate_bps = dcqcn_rp_rate(&rp);
+	snap->target_bps = dcqcn_rp_target(&rp);
+	snap->alpha = dcqcn_rp_alpha(&rp);
+	snap->stage = dcqcn_rp_stage(&rp, &tr->prof);
+	snap->ctr = cs->rp.ctr;
+	snap->ctr.np_ecn_marked_roce_packets += cs->np.ctr.np_ecn_marked_roce_packets;
+	snap->ctr.np_cnp_sent += cs->np.ctr.np_cnp_sent;
+	return true;
+}

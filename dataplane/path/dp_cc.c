@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * DCQCN on the per-packet path: the notification point answers CE marks from
+ * the fabric with CNPs (at once or deferred), the reaction point takes CNPs.
+ * The congestion point marks as frames leave the shaper (dp_shape.c).
+ */
+#include <rte_ring.h>
+
+#include "dp_rate_int.h"
+
+/* ---- DCQCN: reaction point ---- */
+
+
+void
+dp_cc_rp_cnp(struct dp_lcore *lc, uint32_t slot, uint32_t id)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	const struct dp_tenant_rate *tr = &r->tenants[slot];
+	struct dp_cc_state *cs;
+
+	if (!tr->cc)
+		return;
+	cs = dp_cc_state(id);
+	rp_ready(cs, tr);
+	dcqcn_rp_on_cnp(&cs->rp.rp, &tr->prof, r->now_ns, &cs->rp.ctr);
+	rp_apply(r, cs, id, lc->now);
+}
+
+/* ---- DCQCN: notification point ---- */
+
+/* A CNP for connection @c to the sender (R's host and pqpn), queued for after the burst. */
+static void
+cnp_send(struct dp_lcore *lc, const struct ovl *o, const struct ovl_conn *c, const struct dp_tenant_rate *tr,
+	 uint16_t sport, uint8_t n_vlan, uint16_t tci)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	const struct ovl_rewrite *w = &c->egress;
+	struct roce_frame_spec spec = {
+		.n_vlan = n_vlan,
+		.vlan_tci = { tci },
+		.ip_ver = w->ip_ver,
+		.ttl = 64,
+		.udp_sport = sport,
+		.udp_dport = o->udp_port,
+	};
+	struct rte_mbuf *m;
+	size_t len;
+
+	if (r->n_cnp == DP_BURST || (m = rte_pktmbuf_alloc(dp.pool)) == NULL)
+		return;
+	memcpy(spec.dst_mac, w->eth, 6);
+	memcpy(spec.src_mac, w->eth + 6, 6);
+	memcpy(spec.src_ip, w->src_ip, w->addr_len);
+	memcpy(spec.dst_ip, w->dst_ip, w->addr_len);
+	len = roce_build_cnp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), &spec, w->dqpn,
+			     tr->prof.cnp_dscp, tr->prof.cnp_802p_prio);
+	if (!len) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	r->cnp[r->n_cnp] = m;
+	r->cnp_port[r->n_cnp++] = w->port;
+	lc->stats.cnp_sent++;
+}
+
+static void
+timer_push(struct dp_rate_lcore *r, struct dp_cnp_timer t)
+{
+	uint32_t i;
+
+	if (r->n_timers == r->max_timers)
+		return;
+	for (i = r->n_timers++; i > 0 && r->timers[(i - 1) / 2].due > t.due; i = (i - 1) / 2)
+		r->timers[i] = r->timers[(i - 1) / 2];
+	r->timers[i] = t;
+}
+
+static void
+timer_pop(struct dp_rate_lcore *r)
+{
+	struct dp_cnp_timer last = r->timers[--r->n_timers];
+	uint32_t i = 0, k;
+
+	while ((k = 2 * i + 1) < r->n_timers) {
+		if (k + 1 < r->n_timers && r->timers[k + 1].due < r->timers[k].due)
+			k++;
+		if (r->timers[k].due >= last.due)
+			break;
+		r->timers[i] = r->timers[k];
+		i = k;
+	}
+	r->timers[i] = last;
+}
+
+/* Deferred CNPs whose window ended; those of a replaced configuration are forgotten. */
+void
+dp_cc_timers_run(struct dp_lcore *lc)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+
+	while (r->n_timers && r->timers[0].due <= r->now_ns && r->n_cnp < DP_BURST) {
+		struct dp_cnp_timer t = r->timers[0];
+		const struct ovl *o = lc->ovl;
+
+		timer_pop(r);
+		if (t.ovl != o || o->conns[t.conn].state != t.state)
+			continue;
+
+		const struct ovl_conn *c = &o->conns[t.conn];
+		const struct dp_tenant_rate *tr = &r->tenants[o->tenants[c->tenant].slot];
+		struct dp_cc_state *cs = dp_cc_state(t.state);
+
+		if (tr->cc && dcqcn_np_poll(&cs->np.np, &tr->prof, r->now_ns, &cs->np.ctr))
+			cnp_send(lc, o, c, tr, t.sport, t.n_vlan, t.tci);
+	}
+}
+
+bool
+dp_cc_ingress(struct dp_lcore *lc, const struct ovl *o, uint32_t ci, uint8_t *data, const struct roce_pkt *pkt)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	const struct ovl_conn *c = &o->conns[ci];
+	uint32_t slot = o->tenants[c->tenant].slot;
+	const struct dp_tenant_rate *tr = &r->tenants[slot];
+	uint8_t *l3 = data + pkt->l3_off;
+	bool v6 = pkt->ip_ver == 6;
+
+	if (!tr->cc)
+		return false;
+	if (pkt->opcode == ROCE_OP_CNP) {
+		uint16_t owner = dp.ports[c->l_port].lcore_idx;
+
+		if (owner == lc->idx)
+			dp_cc_rp_cnp(lc, slot, c->state);
+		else
+			rte_ring_enqueue(dp.lcores[owner].rate.cc_ring,
+					 (void *)(uintptr_t)((uint64_t)slot << 32 | c->state));
+		if (tr->cnp_pass)
+			return false;
+		lc->stats.cnp_consumed++;
+		return true;
+	}
+	if (ecn_get(l3, v6) != DCQCN_ECN_CE)
+		return false;
+
+	struct dp_cc_state *cs = dp_cc_state(c->state);
+	uint16_t sport = (uint16_t)(data[pkt->l4_off] << 8 | data[pkt->l4_off + 1]);
+	uint16_t tci = pkt->n_vlan ? pkt->vlan_tci[0] : 0;
+	bool was_pending = cs->np.np.pending;
+
+	if (dcqcn_np_on_ce(&cs->np.np, &tr->prof, r->now_ns, &cs->np.ctr))
+		cnp_send(lc, o, c, tr, sport, pkt->n_vlan ? 1 : 0, tci);
+	else if (cs->np.np.pending && !was_pending)
+		timer_push(r, (struct dp_cnp_timer){ .due = dcqcn_np_next_deadline(&cs->np.np, &tr->prof),
+						     .state = c->state, .conn = ci, .ovl = o, .sport = sport,
+						     .n_vlan = pkt->n_vlan ? 1 : 0, .tci = tci });
+	if (!tr->ce_keep) {
+		ecn_set(l3, v6, DCQCN_ECN_ECT0);
+		lc->stats.ce_cleared++;
+	}
+	return false;
+}
+

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The decisions a frame needs before it is renamed: whether its opcode fits
+ * the QP, the message it belongs to, and (for the owner of the memory) the
+ * translation and check of an advertised RETH or AtomicETH.
+ */
+#ifndef DP_DECIDE_H
+#define DP_DECIDE_H
+
+#include "dp.h"
+
+/*
+ * Message-level bookkeeping of requests.  A First or Only opens a message
+ * and its decisions are made once (@decide); Middle and Last reuse them.  A
+ * Middle or Last with no open message (a go-back-N retransmission) forwards.
+ */
+static inline bool
+msg_first(const struct roce_pkt *pkt)
+{
+	return (pkt->flags & (ROCE_OPF_REQ | ROCE_OPF_FIRST)) == (ROCE_OPF_REQ | ROCE_OPF_FIRST) ||
+	       (pkt->flags & (ROCE_OPF_REQ | ROCE_OPF_ONLY)) == (ROCE_OPF_REQ | ROCE_OPF_ONLY);
+}
+
+static inline enum dp_drop
+msg_continue(struct dp_dir_state *s, const struct roce_pkt *pkt)
+{
+	bool denied = s->msg_open && s->msg_denied;
+
+	if (pkt->flags & ROCE_OPF_LAST)
+		s->msg_open = s->msg_denied = 0;
+	return denied ? DP_DROP_MESSAGE_DENIED : DP_DROP_NONE;
+}
+
+static inline void
+msg_open(struct dp_dir_state *s, const struct roce_pkt *pkt, enum dp_drop verdict)
+{
+	s->msg_open = !!(pkt->flags & ROCE_OPF_FIRST);
+	s->msg_denied = verdict != DP_DROP_NONE;
+}
+
+/* Does the opcode's transport fit the QP's type? CNPs fit any. */
+static inline bool
+transport_ok(uint8_t opcode, uint8_t qp_type)
+{
+	unsigned tr = roce_opcode_transport(opcode);
+
+	if (opcode == ROCE_OP_CNP)
+		return true;
+	switch (qp_type) {
+	case CFG_QP_RC:
+		return tr == ROCE_TR_RC;
+	case CFG_QP_UC:
+		return tr == ROCE_TR_UC;
+	default:
+		return tr == ROCE_TR_UD;
+	}
+}
+
+/*
+ * The owner's side of memory: translate an advertised RETH or AtomicETH to
+ * the window the owner registered, checking bounds and access when the
+ * tenant enforces them.  The change joins the ICRC difference @d.
+ */
+enum dp_drop dp_mr_translate(struct dp_lcore *lc, const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip,
+			     unsigned alen, uint8_t *data, const struct roce_pkt *pkt, struct roce_icrc_delta *d);
+
+#endif /* DP_DECIDE_H */

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shapers on the per-packet path: what a frame is charged, its entry into
+ * the lcore's shaper, and what leaves it (stage 2 of a DCQCN tenant, the
+ * congestion point's marks, removed connections' frames).  dp_rate.h
+ * explains the stages.
+ */
+#include <rte_ring.h>
+
+#include "dp_rate_int.h"
+
+/* A READ response is counted as packets of this many payload bytes. */
+#define READ_RESP_MTU 4096
+/* AETH and ICRC of a READ response packet, beyond its BTH. */
+#define READ_RESP_TRAILER (4 + 4)
+
+/* ---- The frame in hand ---- */
+
+void
+dp_rate_note(struct dp_lcore *lc, uint32_t conn, uint32_t slot, uint8_t *data,
+	     const struct roce_pkt *pkt, bool hairpin)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	struct shaper_pkt *sp = &r->sp;
+	uint16_t f = pkt->flags;
+
+	if (!r->sh || !r->tenants[slot].shaped)
+		return;
+	r->sp_shaped = true;
+	sp->conn = conn;
+	sp->charge = 0;
+	sp->flags = 0;
+	if (f & (ROCE_OPF_FIRST | ROCE_OPF_ONLY) || !(f & (ROCE_OPF_MIDDLE | ROCE_OPF_LAST)))
+		sp->flags |= SHAPER_PKT_FIRST;
+	if (!(f & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE)))
+		sp->flags |= SHAPER_PKT_LAST;
+	/* Answers were paid for by the request that pulled them; CNPs are not traffic. */
+	if (f & (ROCE_OPF_RESP | ROCE_OPF_CNP))
+		sp->flags |= SHAPER_PKT_EXEMPT;
+	else if ((f & (ROCE_OPF_REQ | ROCE_OPF_FIRST)) == (ROCE_OPF_REQ | ROCE_OPF_FIRST) &&
+		 (pkt->exts & ROCE_EXT_RETH)) {
+		/* A WRITE First: the whole message, in packets the size of this one's payload. */
+		const struct roce_reth *reth = roce_pkt_ext(pkt, data, ROCE_EXT_RETH);
+		uint32_t hdr = pkt->frame_len - pkt->payload_len - (uint32_t)sizeof(struct roce_reth);
+
+		if (pkt->payload_len)
+			sp->charge = (uint32_t)RTE_MIN(shaper_msg_wire_bytes(roce_reth_dmalen(reth),
+						pkt->payload_len, hdr, sizeof(struct roce_reth)), UINT32_MAX);
+	} else if ((f & ROCE_OPF_READ) && (pkt->exts & ROCE_EXT_RETH)) {
+		/* A READ request pays here for the response it pulls toward its tenant. */
+		const struct roce_reth *reth = roce_pkt_ext(pkt, data, ROCE_EXT_RETH);
+
+		sp->charge = (uint32_t)RTE_MIN(shaper_msg_wire_bytes(roce_reth_dmalen(reth), READ_RESP_MTU,
+					pkt->bth_off + (uint32_t)sizeof(struct roce_bth) + READ_RESP_TRAILER, 0) +
+					pkt->frame_len, UINT32_MAX);
+	}
+	r->sp_l3 = (uint8_t)pkt->l3_off;
+	r->sp_mf = (uint8_t)((pkt->ip_ver == 6 ? MF_V6 : 0) |
+			     (r->tenants[slot].cc ? MF_CC | (hairpin ? 0 : MF_CP) : 0));
+	r->sp_tenant = (uint16_t)slot;
+}
+
+
+enum dp_drop
+dp_rate_enqueue(struct dp_lcore *lc, struct rte_mbuf *m, uint16_t out_port)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	struct dp_mbuf_meta *mm = meta_of(m);
+	enum shaper_verdict v;
+
+	r->sp.cookie = (uintptr_t)m;
+	r->sp.bytes = m->pkt_len;
+	mm->charge = r->sp.charge;
+	mm->out_port = out_port;
+	mm->tenant = r->sp_tenant;
+	mm->l3_off = r->sp_l3;
+	mm->flags = r->sp_mf;
+	/* With DCQCN, stage 1's tenant has no bucket: the charge is kept for stage 2. */
+	v = shaper_enqueue(r->sh, &r->sp, lc->now);
+	if (v == SHAPER_OK)
+		lc->stats.shaped++;
+	return verdict_drop(v);
+}
+
+/* ---- Leaving the shapers ---- */
+
+/* Stage 1 of a DCQCN tenant let a frame go: the reaction point counts it, stage 2 takes it. */
+static void
+stage2_enqueue(struct dp_lcore *lc, const struct shaper_out *so, struct rte_mbuf *m, struct dp_mbuf_meta *mm)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	const struct dp_tenant_rate *tr = &r->tenants[mm->tenant];
+	struct shaper_pkt p = {
+		.cookie = so->cookie, .conn = so->conn, .bytes = so->bytes, .charge = mm->charge,
+		.flags = (uint16_t)(so->flags & (SHAPER_PKT_FIRST | SHAPER_PKT_LAST | SHAPER_PKT_EXEMPT)),
+	};
+	enum shaper_verdict v;
+
+	if (so->conn < dp.conn_cap && tr->cc) {
+		struct dp_cc_state *cs = dp_cc_state(so->conn);
+
+		rp_ready(cs, tr);
+		dcqcn_rp_on_tx(&cs->rp.rp, &tr->prof, so->bytes, r->now_ns);
+		rp_apply(r, cs, so->conn, lc->now);
+	}
+	mm->flags &= (uint8_t)~MF_CC;
+	v = shaper_enqueue(r->sh2, &p, lc->now);
+	if (v != SHAPER_OK) {
+		lc->stats.drops[verdict_drop(v)]++;
+		lc->tenant_stats[mm->tenant].drops++;
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* The congestion point: mark an ECN-capable frame from the depth of its queue at stage 2. */
+static inline void
+cp_mark(struct dp_lcore *lc, const struct shaper_out *so, struct rte_mbuf *m, const struct dp_mbuf_meta *mm)
+{
+	const struct dp_tenant_rate *tr = &lc->rate.tenants[mm->tenant];
+	uint8_t *l3 = rte_pktmbuf_mtod(m, uint8_t *) + mm->l3_off;
+	bool v6 = mm->flags & MF_V6;
+	uint8_t ecn = ecn_get(l3, v6), now;
+	struct dcqcn_counters *ctr = so->conn < dp.conn_cap ? &dp_cc_state(so->conn)->rp.ctr : NULL;
+
+	if (ecn != DCQCN_ECN_ECT0 && ecn != DCQCN_ECN_ECT1)
+		return;
+	now = dcqcn_cp_mark(&tr->prof, ecn, (uint64_t)so->conn_queued + so->bytes, rnd32(&lc->rate), ctr);
+	if (now != ecn)
+		ecn_set(l3, v6, now);
+}
+
+/* Backpressure on every shaped port before the item pools run out. */
+static inline bool
+pool_low(const struct dp_rate_lcore *r, unsigned n_rx)
+{
+	struct shaper_stats a, b;
+	uint32_t room = (uint32_t)DP_BURST * (n_rx + 1);
+
+	shaper_stats(r->sh, &a);
+	shaper_stats(r->sh2, &b);
+	return a.items - a.items_used < room || b.items - b.items_used < room;
+}
+
+void
+dp_rate_unshape_check(struct dp_lcore *lc, uint64_t now)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+
+	for (uint32_t s = 0; s < DP_MAX_TENANTS && r->n_unshape; s++) {
+		struct shaper_tenant_stats a, b;
+
+		if (!r->tenants[s].unshape_pending)
+			continue;
+		shaper_tenant_stats(r->sh, s, now, &a);
+		shaper_tenant_stats(r->sh2, s, now, &b);
+		if (a.queued_bytes || b.queued_bytes)
+			continue;
+		r->tenants[s].unshape_pending = false;
+		r->tenants[s].shaped = false;
+		r->n_unshape--;
+	}
+}
+
+unsigned
+dp_rate_dequeue(struct dp_lcore *lc, uint64_t now, struct rte_mbuf **pkts, uint16_t *ports, unsigned max)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	struct shaper_out out[DP_BURST];
+	unsigned n, k = 0;
+	void *msg;
+
+	if (!r->sh)
+		return 0;
+	if (r->cc_any) {
+		r->now_ns = tsc_ns(now);
+		while (rte_ring_dequeue(r->cc_ring, &msg) == 0)
+			dp_cc_rp_cnp(lc, (uint32_t)((uintptr_t)msg >> 32), (uint32_t)(uintptr_t)msg);
+		if (r->n_timers)
+			dp_cc_timers_run(lc);
+	}
+	r->pool_low = pool_low(r, lc->n_rx);
+	max = RTE_MIN(max, (unsigned)DP_BURST);
+	for (int stage = 1; stage <= 2 && k < max; stage++) {
+		unsigned lim = max - k;
+
+		/* Stage 1 holds what stage 2 has no room for: no loss between the two (PFC, as it were). */
+		if (stage == 1 && r->cc_any) {
+			struct shaper_stats st;
+
+			shaper_stats(r->sh2, &st);
+			lim = RTE_MIN(lim, st.items - st.items_used);
+		}
+		n = lim ? shaper_dequeue(stage == 1 ? r->sh : r->sh2, now, out, lim) : 0;
+		for (unsigned i = 0; i < n; i++) {
+			struct rte_mbuf *m = (struct rte_mbuf *)(uintptr_t)out[i].cookie;
+			struct dp_mbuf_meta *mm = meta_of(m);
+
+			if (unlikely(r->n_draining) && out[i].conn < dp.conn_cap &&
+			    __atomic_load_n(&dp_conn_state(out[i].conn)->egress.draining, __ATOMIC_RELAXED)) {
+				lc->stats.drops[DP_DROP_CONN_REMOVED]++;
+				lc->tenant_stats[mm->tenant].drops++;
+				rte_pktmbuf_free(m);
+				if (conn_empty(r, out[i].conn)) {
+					conn_drained(r, out[i].conn);
+					r->n_draining--;
+				}
+				continue;
+			}
+			if (mm->flags & MF_CC) {
+				stage2_enqueue(lc, &out[i], m, mm);
+				continue;
+			}
+			if (stage == 2 && (mm->flags & MF_CP))
+				cp_mark(lc, &out[i], m, mm);
+			pkts[k] = m;
+			ports[k++] = mm->out_port;
+		}
+	}
+	return k;
+}
+
+bool
+dp_rate_idle(const struct dp_lcore *lc)
+{
+	struct shaper_stats a, b;
+
+	if (!lc->rate.sh)
+		return true;
+	shaper_stats(lc->rate.sh, &a);
+	shaper_stats(lc->rate.sh2, &b);
+	return a.items_used == 0 && b.items_used == 0;
+}
+

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The tx side of an lcore: buffered tx per port, NAKs, what the shapers release. */
+#include <rte_ethdev.h>
+
+#include "dp_acl.h"
+#include "dp_path.h"
+#include "dp_rate.h"
+
+void
+dp_tx_flush(struct dp_lcore *lc, uint16_t p, struct dp_txq *q)
+{
+	uint16_t sent = 0;
+
+	/* Retry a bounded number of times: a slow peer is backpressure, not loss. */
+	for (int tries = 0; sent < q->n && tries < 64; tries++)
+		sent += rte_eth_tx_burst(dp.ports[p].port_id, lc->idx, q->pkts + sent, q->n - sent);
+	for (uint16_t i = 0; i < sent; i++)
+		lc->stats.tx_bytes[p] += q->pkts[i]->pkt_len;
+	lc->stats.tx_pkts[p] += sent;
+	if (unlikely(sent < q->n)) {
+		lc->stats.drops[DP_DROP_TX_FAILED] += q->n - sent;
+		rte_pktmbuf_free_bulk(q->pkts + sent, q->n - sent);
+	}
+	q->n = 0;
+}
+
+void
+dp_tx_flush_all(struct dp_lcore *lc, struct dp_txq *tq)
+{
+	for (uint16_t p = 0; p < dp.n_ports; p++)
+		if (tq[p].n)
+			dp_tx_flush(lc, p, &tq[p]);
+}
+
+/* Send the NAKs the control plane asked for (dp_acl.h) on this lcore's own tx queues. */
+void
+dp_tx_naks(struct dp_lcore *lc, struct dp_txq *tq)
+{
+	struct rte_mbuf *m[DP_BURST];
+	uint16_t port[DP_BURST];
+	unsigned n = dp_acl_nak_poll(lc, m, port, DP_BURST);
+
+	for (unsigned i = 0; i < n; i++)
+		dp_tx_enqueue(lc, tq, port[i], m[i]);
+}
+
+/* Frames the shapers release now, and the CNPs built during the burst. */
+void
+dp_tx_rate(struct dp_lcore *lc, struct dp_txq *tq, uint64_t now)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	struct rte_mbuf *m[DP_BURST];
+	uint16_t port[DP_BURST];
+	unsigned n = dp_rate_dequeue(lc, now, m, port, DP_BURST);
+
+	for (unsigned i = 0; i < n; i++)
+		dp_tx_enqueue(lc, tq, port[i], m[i]);
+	for (uint16_t i = 0; i < r->n_cnp; i++)
+		dp_tx_enqueue(lc, tq, r->cnp_port[i], r->cnp[i]);
+	/*
+	 * Paced frames leave when the shaper says, not up to 100 us later with
+	 * the next drain, and a CNP at once: both are DCQCN's feedback loop.
+	 */
+	if (n || r->n_cnp)
+		dp_tx_flush_all(lc, tq);
+	r->n_cnp = 0;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * UD frames, both ways: no connection, so each frame is checked and renamed
+ * on its own, the DETH source QPN included.
+ */
+#include "dp_acl.h"
+#include "dp_path.h"
+#include "dp_rate.h"
+#include "dp_rewrite.h"
+
+/* UD: rename the addresses, DestQP and the DETH source QPN, field by field. */
+static void
+ud_rename(uint8_t *data, const struct roce_pkt *pkt, const uint8_t *eth, const uint8_t *new_src,
+	  const uint8_t *new_dst, uint32_t dqpn, uint32_t srcqp, struct roce_icrc_delta *d)
+{
+	struct roce_bth *bth = roce_pkt_bth(pkt, data);
+	struct roce_deth *deth = roce_pkt_ext(pkt, data, ROCE_EXT_DETH);
+	unsigned alen = ip_addr_len(pkt);
+	uint8_t *src = ip_src(data, pkt), old[32];
+
+	rte_memcpy(data, eth, 12);
+	memcpy(old, src, 2 * alen);
+	memcpy(src, new_src, alen);
+	memcpy(src + alen, new_dst, alen);
+	if (memcmp(old, src, 2 * alen)) {
+		roce_icrc_delta_add(d, (uint32_t)(src - data), old, src, 2 * alen);
+		if (pkt->ip_ver == 4)
+			ipv4_csum_adjust(data, pkt, roce_csum_diff(old, src, 8));
+	}
+	memcpy(old, (uint8_t *)bth + 5, 3);
+	roce_bth_set_dqpn(bth, dqpn);
+	roce_icrc_delta_add(d, pkt->bth_off + 5, old, (uint8_t *)bth + 5, 3);
+	memcpy(old, (uint8_t *)deth + 5, 3);
+	roce_deth_set_srcqp(deth, srcqp);
+	roce_icrc_delta_add(d, (uint32_t)((uint8_t *)deth - data) + 5, old, (uint8_t *)deth + 5, 3);
+}
+
+enum dp_drop
+dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t *data, const struct roce_pkt *pkt,
+	  uint32_t qi, uint16_t *out_port)
+{
+	const struct ovl_qp *r = &o->qps[qi], *l;
+	const struct ovl_endpoint *re = &o->endpoints[r->endpoint], *le;
+	const struct roce_deth *deth = roce_pkt_ext(pkt, data, ROCE_EXT_DETH);
+	unsigned alen = ip_addr_len(pkt);
+	struct roce_icrc_delta d;
+	uint32_t v;
+
+	if (!deth)
+		return DP_DROP_TYPE_MISMATCH;
+	v = ovl_lookup_tenant(o, r->tenant, ip_src(data, pkt), alen, roce_deth_srcqp(deth));
+	if (v == OVL_NONE || !(v & OVL_V_QP))
+		return DP_DROP_SPOOFED_SOURCE;
+	l = &o->qps[OVL_V_IDX(v)];
+	le = &o->endpoints[l->endpoint];
+	if (!l->local || le->port != in_port || !dp_mac_eq(data + 6, le->mac))
+		return DP_DROP_SPOOFED_SOURCE;
+	if (!re->reachable)
+		return DP_DROP_NO_CONNECTION;
+	if (unlikely(!dp_acl_ud_allowed(&o->tenants[r->tenant], &le->vip, &re->vip)))
+		return DP_DROP_ACL_DENIED;
+	roce_icrc_delta_init(&d);
+	if (r->local) {
+		/* Hairpin: the receiver sees the same virtual view. */
+		rte_memcpy(data, re->eth, 12);
+	} else {
+		ud_rename(data, pkt, re->eth, le->host.b, re->host.b, r->pqpn, l->pqpn, &d);
+	}
+	frame_finish(data, pkt, &d);
+	*out_port = re->out_port;
+
+	uint32_t slot = o->tenants[r->tenant].slot;
+	struct dp_tenant_stats *ts = &lc->tenant_stats[slot];
+
+	/* A tenant's UD frames share one shaper queue: dp_rate.h. */
+	dp_rate_note(lc, dp.conn_cap + slot, slot, data, pkt, r->local);
+
+	ts->egress_pkts++;
+	ts->egress_bytes += pkt->frame_len;
+	if (r->local) {
+		ts->ingress_pkts++;
+		ts->ingress_bytes += pkt->frame_len;
+		lc->stats.fwd_hairpin++;
+	} else {
+		lc->stats.fwd_egress++;
+	}
+	return DP_DROP_NONE;
+}
+
+enum dp_drop
+dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct roce_pkt *pkt, uint32_t qi,
+	   uint16_t *out_port)
+{
+	const struct ovl_qp *l = &o->qps[qi], *r;
+	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re;
+	const struct roce_deth *deth = roce_pkt_ext(pkt, data, ROCE_EXT_DETH);
+	struct roce_icrc_delta d;
+	uint32_t v;
+
+	if (!l->local)
+		return DP_DROP_NO_CONNECTION;
+	lc->cur_tenant = o->tenants[l->tenant].slot;
+	if (!deth)
+		return DP_DROP_TYPE_MISMATCH;
+	/* The sender is a remote QP of the same tenant; local ones use the hairpin. */
+	v = ovl_lookup_fabric(o, ip_src(data, pkt), ip_addr_len(pkt), roce_deth_srcqp(deth));
+	if (v == OVL_NONE || !(v & OVL_V_QP) || o->qps[OVL_V_IDX(v)].tenant != l->tenant ||
+	    o->qps[OVL_V_IDX(v)].local)
+		return DP_DROP_SPOOFED_SOURCE;
+	r = &o->qps[OVL_V_IDX(v)];
+	re = &o->endpoints[r->endpoint];
+	if (unlikely(!dp_acl_ud_allowed(&o->tenants[l->tenant], &re->vip, &le->vip)))
+		return DP_DROP_ACL_DENIED;
+	roce_icrc_delta_init(&d);
+	ud_rename(data, pkt, le->eth, re->vip.b, le->vip.b, l->vqpn, r->vqpn, &d);
+	frame_finish(data, pkt, &d);
+	*out_port = le->out_port;
+	lc->tenant_stats[lc->cur_tenant].ingress_pkts++;
+	lc->tenant_stats[lc->cur_tenant].ingress_bytes += pkt->frame_len;
+	lc->stats.fwd_ingress++;
+	return DP_DROP_NONE;
+}
