@@ -21,10 +21,11 @@ roce_build_frame(uint8_t *buf, size_t cap, const struct roce_frame_spec *s, cons
 	uint32_t ip_hlen = s->ip_ver == 6 ? 40 : 20;
 	size_t l2 = 14 + 4u * s->n_vlan;
 	size_t total = l2 + ip_hlen + 8 + l4_payload;
+	size_t padded = total < s->min_frame_len ? s->min_frame_len : total;
 	uint8_t *p = buf;
 	struct roce_pkt pkt;
 
-	if (total > cap || total > 0xffff || s->n_vlan > 2)
+	if (padded > cap || total > 0xffff || s->n_vlan > 2)
 		return 0;
 	memcpy(p, s->dst_mac, 6);
 	memcpy(p + 6, s->src_mac, 6);
@@ -93,10 +94,12 @@ roce_build_frame(uint8_t *buf, size_t cap, const struct roce_frame_spec *s, cons
 	else
 		memset(p, 0, payload_len);
 	p += payload_len;
-	memset(p, 0, pad + ROCE_ICRC_LEN);
+	/* The BTH pad, the ICRC's place and the Ethernet padding after it. */
+	memset(p, 0, pad + ROCE_ICRC_LEN + (padded - total));
 
 	/* Locate the headers as a receiver would, then seal the frame. */
-	if (roce_parse(buf, (uint32_t)total, s->udp_dport ? s->udp_dport : ROCE_UDP_PORT, &pkt) != ROCE_OK) {
+	if (roce_parse(buf, (uint32_t)padded, s->udp_dport ? s->udp_dport : ROCE_UDP_PORT, &pkt) !=
+	    ROCE_OK) {
 		/* An opcode/extension mismatch still gets a well-formed ICRC. */
 		pkt.l3_off = (uint16_t)l2;
 		pkt.l4_off = (uint16_t)(l2 + ip_hlen);
@@ -105,7 +108,7 @@ roce_build_frame(uint8_t *buf, size_t cap, const struct roce_frame_spec *s, cons
 		pkt.ip_ver = s->ip_ver == 6 ? 6 : 4;
 	}
 	roce_icrc_put(buf, pkt.icrc_off, roce_icrc_compute(buf, &pkt));
-	return total;
+	return padded;
 }
 
 size_t

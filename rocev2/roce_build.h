@@ -34,14 +34,23 @@ struct roce_frame_spec {
 	uint16_t pkey;
 	uint32_t dqpn;
 	uint32_t psn;
+	/*
+	 * Pad the frame with zero bytes up to this length, as Ethernet does:
+	 * ROCE_ETH_MIN_LEN (60) for a port that sends frames as built, or
+	 * 60 + 4 per tag a device removes after the switch sends (so that the
+	 * frame is still 60 bytes when it arrives).  The padding is after the
+	 * ICRC and outside every length.  0: no padding.
+	 */
+	uint16_t min_frame_len;
 };
 
 /*
  * Build a frame into @buf: Ethernet, VLAN tags, IP, UDP, BTH, the @ext_len
  * bytes of extension headers at @ext (the caller lays them out in the order
  * the opcode needs), @payload_len bytes of payload (zeros if @payload is
- * NULL), the pad to a multiple of four, and the ICRC.  Returns the frame
- * length, or 0 if it does not fit in @cap.
+ * NULL), the pad to a multiple of four, the ICRC, and zero bytes up to
+ * @spec->min_frame_len.  Returns the frame length (padding included), or 0
+ * if it does not fit in @cap.
  */
 size_t roce_build_frame(uint8_t *buf, size_t cap, const struct roce_frame_spec *spec,
 			const void *ext, uint32_t ext_len, const void *payload, uint32_t payload_len);
@@ -54,6 +63,24 @@ size_t roce_build_frame(uint8_t *buf, size_t cap, const struct roce_frame_spec *
  */
 size_t roce_build_cnp(uint8_t *buf, size_t cap, const struct roce_frame_spec *spec, uint32_t dqpn,
 		      uint8_t dscp, uint8_t prio);
+
+/*
+ * Pad a frame of @len bytes in @buf with zeros up to @min_len (when it is
+ * shorter), as a port must before it sends a frame that a rewrite shortened
+ * (a VLAN tag removed).  Returns the new length, or 0 if @cap is too small.
+ * The padding lies outside the IP length, so no checksum or ICRC changes.
+ */
+static inline size_t
+roce_frame_pad(uint8_t *buf, size_t len, size_t cap, size_t min_len)
+{
+	if (len >= min_len)
+		return len;
+	if (min_len > cap)
+		return 0;
+	for (size_t i = len; i < min_len; i++)
+		buf[i] = 0;
+	return min_len;
+}
 
 /* One's-complement sum helpers (RFC 1071, RFC 1624). */
 static inline uint32_t

@@ -52,6 +52,19 @@ struct roce_xrceth {
 } ROCE_PACKED;
 static_assert(sizeof(struct roce_xrceth) == 4, "XRCETH is 4 bytes");
 
+/*
+ * FLUSH ETH (IBTA 1.5, FLUSH requests): one word, bits 3-0 the placement
+ * type, bits 5-4 the selectivity level, the rest reserved.
+ */
+struct roce_feth {
+	uint32_t bits;
+} ROCE_PACKED;
+static_assert(sizeof(struct roce_feth) == 4, "FETH is 4 bytes");
+
+#define ROCE_FETH_PLT_MASK 0x0000000fu
+#define ROCE_FETH_SEL_SHIFT 4
+#define ROCE_FETH_SEL_MASK 0x00000030u
+
 /* RDMA ETH. */
 struct roce_reth {
 	uint32_t va_hi;
@@ -86,7 +99,10 @@ struct roce_atmack {
 } ROCE_PACKED;
 static_assert(sizeof(struct roce_atmack) == 8, "AtomicAckETH is 8 bytes");
 
-/* Immediate data and Invalidate ETH: one 32-bit word each. */
+/*
+ * Immediate data and Invalidate ETH: one 32-bit word each.  The IETH of a
+ * SEND with Invalidate holds the R_Key the responder is to invalidate.
+ */
 struct roce_immdt {
 	uint32_t imm;
 } ROCE_PACKED;
@@ -98,6 +114,7 @@ struct roce_ieth {
 static_assert(sizeof(struct roce_ieth) == 4, "IETH is 4 bytes");
 
 #define ROCE_BTH_LEN 12u
+#define ROCE_ETH_MIN_LEN 60u  /* shortest Ethernet frame without FCS; shorter ones are padded */
 #define ROCE_ICRC_LEN 4u
 #define ROCE_CNP_PAD_LEN 16u
 #define ROCE_QPN_MASK 0x00ffffffu
@@ -171,11 +188,22 @@ roce_bth_set_ackreq(struct roce_bth *b, unsigned a)
 static inline uint32_t roce_deth_srcqp(const struct roce_deth *d) { return roce_be24_get(d->srcqp); }
 static inline void roce_deth_set_srcqp(struct roce_deth *d, uint32_t q) { d->srcqp = roce_be24_set(d->srcqp, q); }
 static inline uint32_t roce_xrceth_srq(const struct roce_xrceth *x) { return roce_be24_get(x->xrcsrq); }
+static inline void roce_xrceth_set_srq(struct roce_xrceth *x, uint32_t s) { x->xrcsrq = roce_be24_set(x->xrcsrq, s); }
+static inline unsigned roce_feth_plt(const struct roce_feth *f) { return ntohl(f->bits) & ROCE_FETH_PLT_MASK; }
+static inline unsigned
+roce_feth_sel(const struct roce_feth *f)
+{
+	return (ntohl(f->bits) & ROCE_FETH_SEL_MASK) >> ROCE_FETH_SEL_SHIFT;
+}
 static inline uint64_t roce_reth_va(const struct roce_reth *r) { return roce_be64_get(r->va_hi, r->va_lo); }
 static inline uint32_t roce_reth_rkey(const struct roce_reth *r) { return ntohl(r->rkey); }
+static inline void roce_reth_set_rkey(struct roce_reth *r, uint32_t k) { r->rkey = htonl(k); }
+static inline uint32_t roce_ieth_rkey(const struct roce_ieth *i) { return ntohl(i->rkey); }
+static inline void roce_ieth_set_rkey(struct roce_ieth *i, uint32_t k) { i->rkey = htonl(k); }
 static inline uint32_t roce_reth_dmalen(const struct roce_reth *r) { return ntohl(r->dmalen); }
 static inline uint64_t roce_atmeth_va(const struct roce_atmeth *a) { return roce_be64_get(a->va_hi, a->va_lo); }
 static inline uint32_t roce_atmeth_rkey(const struct roce_atmeth *a) { return ntohl(a->rkey); }
+static inline void roce_atmeth_set_rkey(struct roce_atmeth *a, uint32_t k) { a->rkey = htonl(k); }
 static inline uint64_t roce_atmeth_swap(const struct roce_atmeth *a) { return roce_be64_get(a->swap_hi, a->swap_lo); }
 static inline uint64_t roce_atmeth_cmp(const struct roce_atmeth *a) { return roce_be64_get(a->cmp_hi, a->cmp_lo); }
 static inline unsigned roce_aeth_syndrome(const struct roce_aeth *a) { return ntohl(a->syn_msn) >> 24; }
@@ -194,6 +222,13 @@ roce_atmeth_set_va(struct roce_atmeth *a, uint64_t va)
 {
 	a->va_hi = htonl((uint32_t)(va >> 32));
 	a->va_lo = htonl((uint32_t)va);
+}
+
+/* Set a FETH: placement type @plt (4 bits) and selectivity level @sel (2 bits). */
+static inline void
+roce_feth_set(struct roce_feth *f, unsigned plt, unsigned sel)
+{
+	f->bits = htonl((plt & ROCE_FETH_PLT_MASK) | ((sel << ROCE_FETH_SEL_SHIFT) & ROCE_FETH_SEL_MASK));
 }
 
 static inline void

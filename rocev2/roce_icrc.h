@@ -165,6 +165,46 @@ roce_icrc_delta_apply(const struct roce_icrc_delta *d, uint32_t icrc, uint32_t i
 	return icrc ^ roce_crc32_shift(d->acc, icrc_off - d->end);
 }
 
+/*
+ * Rewrite helpers for the keys a switch translates.  Each writes the new
+ * value into the frame and adds the change to @d, so that one
+ * roce_icrc_delta_apply() at the end seals every change of the frame.  They
+ * return false, and change nothing, when the frame lacks the header.
+ */
+
+/* The R_Key to invalidate, in the IETH of a SEND with Invalidate. */
+static inline bool
+roce_pkt_set_ieth_rkey(const struct roce_pkt *pkt, uint8_t *frame, uint32_t rkey,
+		       struct roce_icrc_delta *d)
+{
+	struct roce_ieth *ieth = roce_pkt_ext(pkt, frame, ROCE_EXT_IETH);
+	struct roce_ieth old;
+
+	if (!ieth)
+		return false;
+	old = *ieth;
+	roce_ieth_set_rkey(ieth, rkey);
+	roce_icrc_delta_add(d, (uint32_t)((uint8_t *)ieth - frame), &old, ieth, sizeof(*ieth));
+	return true;
+}
+
+/* The virtual address and R_Key of a RETH (WRITE, READ, FLUSH, ATOMIC WRITE). */
+static inline bool
+roce_pkt_set_reth(const struct roce_pkt *pkt, uint8_t *frame, uint64_t va, uint32_t rkey,
+		  struct roce_icrc_delta *d)
+{
+	struct roce_reth *reth = roce_pkt_ext(pkt, frame, ROCE_EXT_RETH);
+	uint8_t old[12];
+
+	if (!reth)
+		return false;
+	memcpy(old, reth, sizeof(old));
+	roce_reth_set_va(reth, va);
+	roce_reth_set_rkey(reth, rkey);
+	roce_icrc_delta_add(d, (uint32_t)((uint8_t *)reth - frame), old, reth, sizeof(old));
+	return true;
+}
+
 /* One changed field: the new ICRC. */
 uint32_t roce_icrc_update(uint32_t icrc, uint32_t off, const void *old, const void *new_bytes,
 			  uint32_t len, uint32_t icrc_off);

@@ -26,7 +26,7 @@
 	X(BAD_IP_VERSION, "bad_ip_version", "IP version does not match the EtherType") \
 	X(BAD_IP_IHL, "bad_ip_ihl", "IPv4 header length below 5 words") \
 	X(IP_FRAGMENT, "ip_fragment", "IPv4 fragment (MF set or offset non-zero)") \
-	X(BAD_IP_LENGTH, "bad_ip_length", "IP length disagrees with the frame") \
+	X(BAD_IP_LENGTH, "bad_ip_length", "IP length exceeds the frame or is below the IP header") \
 	X(NOT_UDP, "not_udp", "IP protocol or next header is not UDP") \
 	X(TRUNC_UDP, "truncated_udp", "frame ends inside the UDP header") \
 	X(BAD_UDP_LENGTH, "bad_udp_length", "UDP length disagrees with the IP length") \
@@ -35,7 +35,8 @@
 	X(BAD_TVER, "bad_tver", "BTH transport version is not 0") \
 	X(BAD_OPCODE, "bad_opcode", "opcode RoCEv2 does not carry") \
 	X(TRUNC_EXT, "truncated_ext", "frame ends inside an extension header") \
-	X(BAD_PAYLOAD, "bad_payload", "payload on an opcode without one, or a CNP not 16 bytes") \
+	X(BAD_PAYLOAD, "bad_payload", \
+	  "payload on an opcode without one, or not the size the opcode fixes (CNP 16, ATOMIC WRITE 8)") \
 	X(BAD_PAD, "bad_pad", "pad count larger than the payload") \
 	X(TRUNC_ICRC, "truncated_icrc", "frame too short for its ICRC")
 
@@ -56,9 +57,18 @@ const char *roce_parse_err_desc(enum roce_parse_err e);
 #define ROCE_ETHERTYPE_VLAN 0x8100
 #define ROCE_ETHERTYPE_QINQ 0x88a8
 
-/* Everything roce_parse() found; offsets are from the start of the frame. */
+/*
+ * Everything roce_parse() found; offsets are from the start of the frame.
+ *
+ * The frame's extent is what the IP header says (IPv4 total length, IPv6
+ * payload length), not the length of the buffer: Ethernet pads frames
+ * shorter than 60 bytes (a zero-length SEND over untagged IPv4 is 58), and
+ * those trailing bytes belong to no header.  @frame_len ends at the ICRC;
+ * the @l2_pad bytes after it are padding, covered by no length, checksum
+ * or ICRC.  The buffer held frame_len + l2_pad bytes.
+ */
 struct roce_pkt {
-	uint32_t frame_len;
+	uint32_t frame_len;    /* Ethernet header to the end of the ICRC, without padding */
 	uint16_t l3_off;       /* IP header */
 	uint16_t l4_off;       /* UDP header */
 	uint16_t bth_off;
@@ -72,14 +82,18 @@ struct roce_pkt {
 	uint8_t opcode;
 	uint8_t pad;
 	uint16_t exts;         /* roce_opcodes[opcode].exts, copied */
-	uint16_t flags;        /* roce_opcodes[opcode].flags, copied */
+	uint32_t flags;        /* roce_opcodes[opcode].flags, copied */
+	uint32_t l2_pad;       /* Ethernet padding after the ICRC (0 in most frames) */
 };
 
 /*
  * Parse @len bytes at @frame.  @udp_port is the RoCEv2 destination port
  * (ROCE_UDP_PORT unless configured otherwise).  On success fills @pkt and
  * returns ROCE_OK; otherwise returns the first error met, and @pkt holds the
- * offsets found so far.  Reads only inside [frame, frame + len).
+ * offsets found so far.  Reads only inside [frame, frame + len).  Bytes
+ * beyond the IP length are accepted as Ethernet padding (pkt->l2_pad); an IP
+ * length beyond @len is bad_ip_length, a UDP length other than the IP
+ * payload's bad_udp_length.
  */
 enum roce_parse_err roce_parse(const uint8_t *frame, uint32_t len, uint16_t udp_port,
 			       struct roce_pkt *pkt);
@@ -100,14 +114,16 @@ roce_rd16(const uint8_t *p)
 #define ROCE_IPPROTO_UDP 17u
 
 /*
- * Layers are checked outside in.  Lengths must agree exactly: the IP length
- * covers the rest of the frame (RoCEv2 frames are never short enough to carry
- * Ethernet padding), and the UDP length covers the rest of the IP payload.
+ * Layers are checked outside in.  The IP length sets the frame's extent: it
+ * may end before the buffer (Ethernet padding follows) but not after it, and
+ * the UDP length must cover exactly the IP payload.  Everything after the IP
+ * header is checked against that extent, so the ICRC is the last four bytes
+ * before the padding.
  */
 static inline enum roce_parse_err
 roce_parse_inline(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct roce_pkt *pkt)
 {
-	uint32_t off = 12, l3_len, l4_len, ip_payload;
+	uint32_t off = 12, end, l3_len, l4_len, ip_payload;
 	uint16_t etype;
 
 	memset(pkt, 0, sizeof(*pkt));
@@ -146,11 +162,12 @@ roce_parse_inline(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct 
 		if (roce_rd16(ip + 6) & 0x3fffu)
 			return ROCE_ERR_IP_FRAGMENT;
 		l3_len = roce_rd16(ip + 2);
-		if (l3_len != len - off || l3_len < ihl)
+		if (l3_len > len - off || l3_len < ihl)
 			return ROCE_ERR_BAD_IP_LENGTH;
 		if (ip[9] != ROCE_IPPROTO_UDP)
 			return ROCE_ERR_NOT_UDP;
 		ip_payload = l3_len - ihl;
+		end = off + l3_len;
 		off += ihl;
 	} else if (etype == ROCE_ETHERTYPE_IPV6) {
 		const uint8_t *ip = frame + off;
@@ -161,8 +178,9 @@ roce_parse_inline(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct 
 		if ((ip[0] >> 4) != 6)
 			return ROCE_ERR_BAD_IP_VERSION;
 		ip_payload = roce_rd16(ip + 4);
-		if (ip_payload != len - off - ROCE_IPV6_HDR_LEN)
+		if (ip_payload > len - off - ROCE_IPV6_HDR_LEN)
 			return ROCE_ERR_BAD_IP_LENGTH;
+		end = off + ROCE_IPV6_HDR_LEN + ip_payload;
 		/* RoCEv2 puts UDP right after the fixed header. */
 		if (ip[6] != ROCE_IPPROTO_UDP)
 			return ROCE_ERR_NOT_UDP;
@@ -170,6 +188,10 @@ roce_parse_inline(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct 
 	} else {
 		return ROCE_ERR_NOT_IP;
 	}
+	/* From here on the frame ends where IP says; the rest is padding. */
+	pkt->frame_len = end;
+	pkt->l2_pad = len - end;
+	len = end;
 
 	pkt->l4_off = (uint16_t)off;
 	if (len < off + ROCE_UDP_HDR_LEN)
@@ -206,9 +228,9 @@ roce_parse_inline(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct 
 	uint32_t body = len - ROCE_ICRC_LEN - off;
 
 	pkt->pad = (uint8_t)roce_bth_pad(bth);
-	if (op->flags & ROCE_OPF_CNP) {
-		/* 16 reserved bytes, never padded. */
-		if (body != ROCE_CNP_PAD_LEN)
+	if (op->body_len) {
+		/* A CNP's 16 reserved bytes, an ATOMIC WRITE's word: never padded. */
+		if (body != op->body_len)
 			return ROCE_ERR_BAD_PAYLOAD;
 		if (pkt->pad)
 			return ROCE_ERR_BAD_PAD;

@@ -8,7 +8,8 @@
  * Every object has "frame" (1-based), "len" and "ok".  A frame roce_parse()
  * rejects gets "error" (the roce_parse_err_name() string) and the headers
  * that were found before the error; a well-formed one gets every header, the
- * payload length, the ICRC as found and whether it is right.  With
+ * payload length, the ICRC as found and whether it is right, and the
+ * Ethernet padding after the ICRC (l2_pad; frame_len is len without it).  With
  * --summary a last line totals the frames, the good ones, the bad ICRCs and
  * the errors by name.
  *
@@ -19,6 +20,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +304,13 @@ print_exts(struct jw *w, const uint8_t *f, uint32_t len, const struct roce_pkt *
 		case ROCE_EXT_XRCETH:
 			jw_uint(w, "xrcsrq", roce_xrceth_srq((const struct roce_xrceth *)h));
 			break;
+		case ROCE_EXT_FETH: {
+			const struct roce_feth *fe = (const void *)h;
+
+			jw_uint(w, "plt", roce_feth_plt(fe));
+			jw_uint(w, "sel", roce_feth_sel(fe));
+			break;
+		}
 		case ROCE_EXT_RETH: {
 			const struct roce_reth *r = (const void *)h;
 
@@ -333,10 +342,36 @@ print_exts(struct jw *w, const uint8_t *f, uint32_t len, const struct roce_pkt *
 			jw_uint(w, "imm", ntohl(((const struct roce_immdt *)h)->imm));
 			break;
 		case ROCE_EXT_IETH:
-			jw_hex32(w, "rkey", ntohl(((const struct roce_ieth *)h)->rkey));
+			jw_hex32(w, "rkey", roce_ieth_rkey((const struct roce_ieth *)h));
 			break;
 		}
 		jw_end_obj(w);
+	}
+}
+
+/*
+ * Flat keys for the fields a switch renames or a reader looks for first,
+ * beside the per-header objects (which keep their keys): the XRC SRQ
+ * number, the R_Key a SEND with Invalidate invalidates, and the word an
+ * ATOMIC WRITE writes.  Only for frames that parsed.
+ */
+static void
+print_flat(struct jw *w, const uint8_t *f, const struct roce_pkt *pkt)
+{
+	const struct roce_xrceth *x = roce_pkt_ext(pkt, (uint8_t *)(uintptr_t)f, ROCE_EXT_XRCETH);
+	const struct roce_ieth *ie = roce_pkt_ext(pkt, (uint8_t *)(uintptr_t)f, ROCE_EXT_IETH);
+
+	if (x)
+		jw_uint(w, "xrc_srqn", roce_xrceth_srq(x));
+	if (ie)
+		jw_hex32(w, "ieth_rkey", roce_ieth_rkey(ie));
+	if (pkt->flags & ROCE_OPF_ATOMIC_WRITE) {
+		const uint8_t *d = f + pkt->payload_off;
+		uint64_t v = 0;
+
+		for (unsigned i = 0; i < ROCE_ATOMIC_WRITE_LEN; i++)
+			v = v << 8 | d[i];
+		jw_hex64(w, "atomic_write_data", v);
 	}
 }
 
@@ -381,9 +416,13 @@ inspect_frame(struct jw *w, uint64_t number, const uint8_t *f, uint32_t len, uin
 		t->ok++;
 		if (!good)
 			t->icrc_bad++;
+		print_flat(w, f, &pkt);
 		jw_uint(w, "payload_len", pkt.payload_len);
 		jw_hex32(w, "icrc", found);
 		jw_bool(w, "icrc_ok", good);
+		/* Ethernet padding after the ICRC; frame_len is len without it. */
+		jw_uint(w, "frame_len", pkt.frame_len);
+		jw_uint(w, "l2_pad", pkt.l2_pad);
 	}
 	jw_finish(w);
 }

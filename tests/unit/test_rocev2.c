@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit tests of the wire library: the opcode table against IBTA Vol 1
- * table 38, the parser's offsets and errors on frames built here, and the
- * incremental ICRC against a full recompute on 100 000 random frames.
+ * table 38, the parser's offsets and errors on frames built here, Ethernet
+ * padding, the IETH and FETH accessors, and the incremental ICRC against a
+ * full recompute on 100 000 random frames.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@ static const struct ibta_row {
 	{ 0x0f, "AETH", 1, "rl" }, { 0x10, "AETH", 1, "ro" }, { 0x11, "AETH", 0, "roa" },
 	{ 0x12, "AETH AtomicAckETH", 0, "roa" }, { 0x13, "AtomicETH", 0, "qo" },
 	{ 0x14, "AtomicETH", 0, "qo" }, { 0x16, "IETH", 1, "ql" }, { 0x17, "IETH", 1, "qo" },
+	/* IBTA Vol 1 release 1.5: FLUSH (FETH before RETH, no payload), ATOMIC WRITE */
+	{ 0x1c, "FETH RETH", 0, "qo" }, { 0x1d, "RETH", 1, "qo" },
 	/* UC */
 	{ 0x20, "", 1, "qf" }, { 0x21, "", 1, "qm" }, { 0x22, "", 1, "ql" },
 	{ 0x23, "ImmDt", 1, "ql" }, { 0x24, "", 1, "qo" }, { 0x25, "ImmDt", 1, "qo" },
@@ -60,7 +63,7 @@ static const struct {
 	unsigned len;
 } hdr_names[] = {
 	{ "RDETH", ROCE_EXT_RDETH, 4 }, { "DETH", ROCE_EXT_DETH, 8 },
-	{ "XRCETH", ROCE_EXT_XRCETH, 4 }, { "RETH", ROCE_EXT_RETH, 16 },
+	{ "XRCETH", ROCE_EXT_XRCETH, 4 }, { "FETH", ROCE_EXT_FETH, 4 }, { "RETH", ROCE_EXT_RETH, 16 },
 	{ "AtomicETH", ROCE_EXT_ATMETH, 28 }, { "AETH", ROCE_EXT_AETH, 4 },
 	{ "AtomicAckETH", ROCE_EXT_ATMACK, 8 }, { "ImmDt", ROCE_EXT_IMMDT, 4 },
 	{ "IETH", ROCE_EXT_IETH, 4 },
@@ -160,6 +163,8 @@ make_frame(uint8_t *buf, size_t cap, uint8_t op, unsigned ip_ver, unsigned n_vla
 	}
 	if (!(oi->flags & ROCE_OPF_PAYLOAD))
 		payload_len = 0;
+	else if (oi->body_len)
+		payload_len = oi->body_len; /* ATOMIC WRITE: one 8-byte word */
 	for (uint32_t i = 0; i < payload_len; i++)
 		payload[i] = (uint8_t)rand_r(seed);
 	return roce_build_frame(buf, cap, &s, ext, ext_len, payload, payload_len);
@@ -191,7 +196,12 @@ test_parse_offsets(void)
 			CU_ASSERT_EQUAL(p.bth_off, l4 + 8);
 			CU_ASSERT_EQUAL(p.payload_off, l4 + 8 + oi->hdr_len);
 			CU_ASSERT_EQUAL(p.icrc_off, n - 4);
-			if (oi->flags & ROCE_OPF_PAYLOAD) {
+			CU_ASSERT_EQUAL(p.frame_len, n);
+			CU_ASSERT_EQUAL(p.l2_pad, 0);
+			if ((oi->flags & ROCE_OPF_PAYLOAD) && oi->body_len) {
+				CU_ASSERT_EQUAL(p.payload_len, ROCE_ATOMIC_WRITE_LEN);
+				CU_ASSERT_EQUAL(p.pad, 0);
+			} else if (oi->flags & ROCE_OPF_PAYLOAD) {
 				CU_ASSERT_EQUAL(p.payload_len, 37);
 				CU_ASSERT_EQUAL(p.pad, 3);
 			} else if (oi->flags & ROCE_OPF_CNP) {
@@ -279,6 +289,13 @@ test_parse_errors(void)
 	EXPECT(ROCE_ERR_BAD_PAYLOAD, n);
 	f[42] = ROCE_OP_CNP;
 	EXPECT(ROCE_ERR_BAD_PAYLOAD, n);
+	f[42] = ROCE_OP_RC_ATOMIC_WRITE; /* RETH then 8 bytes: exactly its word */
+	EXPECT(ROCE_OK, n);
+	f[42] = ROCE_OP_RC_ATOMIC_WRITE;
+	f[43] = 0x10; /* pad 1: 7 bytes, not a word */
+	EXPECT(ROCE_ERR_BAD_PAD, n);
+	f[42] = ROCE_OP_RC_FLUSH; /* FETH + RETH take 20 of the 24 bytes after the BTH */
+	EXPECT(ROCE_ERR_BAD_PAYLOAD, n);
 	f[43] = 0x30; /* pad 3 over an 8-byte payload: fine */
 	EXPECT(ROCE_OK, n);
 	f[42] = ROCE_OP_RC_SEND_ONLY; /* no RETH: 24-byte payload */
@@ -300,6 +317,201 @@ test_parse_errors(void)
 			fprintf(stderr, "error %s never provoked\n", roce_parse_err_name(e));
 	}
 #undef EXPECT
+}
+
+/*
+ * Ethernet padding: a zero-length SEND Only over untagged IPv4 is 58 bytes
+ * and arrives padded to 60.  The IP length gives the extent; the padding is
+ * reported and left out of the ICRC; lengths beyond the frame still fail.
+ */
+static void
+test_padding(void)
+{
+	uint8_t f[256], g[256];
+	unsigned seed = 11;
+	struct roce_pkt p, q;
+	struct roce_icrc_delta d;
+	size_t n = make_frame(f, sizeof(f), ROCE_OP_RC_SEND_ONLY, 4, 0, 0, &seed);
+
+	CU_ASSERT_EQUAL_FATAL(n, 58);
+	/* Padded with zeros, then with junk: both parse with the same ICRC place. */
+	for (int junk = 0; junk < 2; junk++) {
+		memset(f + 58, junk ? 0xa5 : 0, 6);
+		for (uint32_t len = 59; len <= 64; len++) {
+			CU_ASSERT_EQUAL(roce_parse(f, len, ROCE_UDP_PORT, &p), ROCE_OK);
+			CU_ASSERT_EQUAL(p.frame_len, 58);
+			CU_ASSERT_EQUAL(p.l2_pad, len - 58);
+			CU_ASSERT_EQUAL(p.icrc_off, 54);
+			CU_ASSERT_EQUAL(p.payload_len, 0);
+			CU_ASSERT_TRUE(roce_icrc_verify(f, &p));
+		}
+	}
+	/* An IP length past the frame is truncation; a UDP length that disagrees is not padding. */
+	memcpy(g, f, 60);
+	put16(g + 16, 20 + 8 + 12 + 4 + 4);
+	CU_ASSERT_EQUAL(roce_parse(g, 60, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_IP_LENGTH);
+	CU_ASSERT_EQUAL(roce_parse(g, 63, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_UDP_LENGTH);
+	memcpy(g, f, 60);
+	put16(g + 38, 8 + 12 + 4 + 2); /* UDP says 2 bytes more than IP */
+	CU_ASSERT_EQUAL(roce_parse(g, 60, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_UDP_LENGTH);
+	memcpy(g, f, 60);
+	put16(g + 16, 19); /* below the IPv4 header */
+	CU_ASSERT_EQUAL(roce_parse(g, 60, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_IP_LENGTH);
+
+	/* The incremental ICRC of a padded frame ends at the ICRC, not the buffer. */
+	memset(f + 58, 0x5a, 2);
+	CU_ASSERT_EQUAL_FATAL(roce_parse(f, 60, ROCE_UDP_PORT, &p), ROCE_OK);
+	memcpy(g, f, 60);
+	roce_icrc_delta_init(&d);
+	{
+		uint8_t old[3];
+
+		memcpy(old, g + p.bth_off + 5, 3);
+		roce_bth_set_dqpn(roce_pkt_bth(&p, g), 0x123456);
+		roce_icrc_delta_add(&d, p.bth_off + 5, old, g + p.bth_off + 5, 3);
+	}
+	roce_icrc_put(g, p.icrc_off, roce_icrc_delta_apply(&d, roce_icrc_get(f, &p), p.icrc_off));
+	CU_ASSERT_TRUE(roce_icrc_verify(g, &p));
+	CU_ASSERT_EQUAL(g[58], 0x5a); /* the padding is left as it was */
+
+	/* IPv6 and tagged: an ACK is 82 (IPv6) and 66 (one tag) bytes, never padded. */
+	n = make_frame(f, sizeof(f), ROCE_OP_RC_ACK, 6, 0, 0, &seed);
+	CU_ASSERT_EQUAL(n, 82);
+	memset(f + n, 0, 8);
+	CU_ASSERT_EQUAL(roce_parse(f, (uint32_t)n + 8, ROCE_UDP_PORT, &p), ROCE_OK);
+	CU_ASSERT_EQUAL(p.l2_pad, 8);
+	CU_ASSERT_EQUAL(p.icrc_off, n - 4);
+	CU_ASSERT_TRUE(roce_icrc_verify(f, &p));
+	CU_ASSERT_EQUAL(roce_parse(f, (uint32_t)n - 1, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_IP_LENGTH);
+
+	/* An untagged ACK is 62 bytes; with its tag removed a 66-byte one is 62 too. */
+	n = make_frame(f, sizeof(f), ROCE_OP_RC_ACK, 4, 1, 0, &seed);
+	CU_ASSERT_EQUAL(n, 66);
+	CU_ASSERT_EQUAL(roce_parse(f, (uint32_t)n, ROCE_UDP_PORT, &q), ROCE_OK);
+	CU_ASSERT_EQUAL(q.l2_pad, 0);
+}
+
+/* roce_build_frame() pads to min_frame_len, and roce_frame_pad() pads in place. */
+static void
+test_build_padded(void)
+{
+	struct roce_frame_spec s = { 0 };
+	uint8_t f[128];
+	struct roce_pkt p;
+	size_t n;
+
+	s.ip_ver = 4;
+	s.ttl = 64;
+	s.opcode = ROCE_OP_RC_SEND_ONLY;
+	s.dqpn = 0x12;
+	s.min_frame_len = ROCE_ETH_MIN_LEN;
+	memset(f, 0xee, sizeof(f));
+	n = roce_build_frame(f, sizeof(f), &s, NULL, 0, NULL, 0);
+	CU_ASSERT_EQUAL_FATAL(n, 60);
+	CU_ASSERT_EQUAL(f[58], 0);
+	CU_ASSERT_EQUAL(f[59], 0);
+	CU_ASSERT_EQUAL(f[60], 0xee); /* nothing written past the frame */
+	CU_ASSERT_EQUAL_FATAL(roce_parse(f, (uint32_t)n, ROCE_UDP_PORT, &p), ROCE_OK);
+	CU_ASSERT_EQUAL(p.l2_pad, 2);
+	CU_ASSERT_EQUAL(p.frame_len, 58);
+	CU_ASSERT_TRUE(roce_icrc_verify(f, &p));
+	/* Too little room for the padding: nothing is built. */
+	CU_ASSERT_EQUAL(roce_build_frame(f, 59, &s, NULL, 0, NULL, 0), 0);
+	/* Frames already long enough are not padded: a CNP is 74 bytes. */
+	CU_ASSERT_EQUAL(roce_build_cnp(f, sizeof(f), &s, 1, 0, 0), 74);
+	/* 64 for a port whose device removes one tag after the switch sends. */
+	s.n_vlan = 1;
+	s.min_frame_len = ROCE_ETH_MIN_LEN + 4;
+	n = roce_build_frame(f, sizeof(f), &s, NULL, 0, NULL, 0);
+	CU_ASSERT_EQUAL(n, 64);
+	CU_ASSERT_EQUAL_FATAL(roce_parse(f, (uint32_t)n, ROCE_UDP_PORT, &p), ROCE_OK);
+	CU_ASSERT_EQUAL(p.l2_pad, 2);
+	/* Without min_frame_len the frame is as short as its headers. */
+	s.n_vlan = 0;
+	s.min_frame_len = 0;
+	n = roce_build_frame(f, sizeof(f), &s, NULL, 0, NULL, 0);
+	CU_ASSERT_EQUAL(n, 58);
+	memset(f + 58, 0xee, 4);
+	CU_ASSERT_EQUAL(roce_frame_pad(f, n, sizeof(f), ROCE_ETH_MIN_LEN), 60);
+	CU_ASSERT_EQUAL(f[58] | f[59], 0);
+	CU_ASSERT_EQUAL(f[60], 0xee);
+	CU_ASSERT_EQUAL(roce_frame_pad(f, 60, sizeof(f), ROCE_ETH_MIN_LEN), 60);
+	CU_ASSERT_EQUAL(roce_frame_pad(f, 58, 59, ROCE_ETH_MIN_LEN), 0);
+}
+
+/* IETH and FETH accessors, and the rewrite helpers that keep the ICRC. */
+static void
+test_ieth_feth(void)
+{
+	uint8_t f[256], g[256];
+	unsigned seed = 5;
+	struct roce_pkt p;
+	struct roce_icrc_delta d;
+	static const uint8_t ops[] = { ROCE_OP_RC_SEND_LAST_INV, ROCE_OP_RC_SEND_ONLY_INV,
+				       ROCE_OP_XRC_SEND_LAST_INV, ROCE_OP_XRC_SEND_ONLY_INV };
+
+	for (size_t i = 0; i < sizeof(ops); i++) {
+		size_t n = make_frame(f, sizeof(f), ops[i], (i & 1) ? 6 : 4, (unsigned)i % 3, 13, &seed);
+		struct roce_ieth *ie;
+
+		CU_ASSERT_EQUAL_FATAL(roce_parse(f, (uint32_t)n, ROCE_UDP_PORT, &p), ROCE_OK);
+		CU_ASSERT_TRUE(p.flags & ROCE_OPF_INV);
+		ie = roce_pkt_ext(&p, f, ROCE_EXT_IETH);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(ie);
+		/* The IETH is the last header: right before the payload. */
+		CU_ASSERT_EQUAL((uint8_t *)ie - f, p.payload_off - 4);
+		roce_ieth_set_rkey(ie, 0x01020304);
+		CU_ASSERT_EQUAL(roce_ieth_rkey(ie), 0x01020304);
+		CU_ASSERT_EQUAL(memcmp(ie, (const uint8_t[]){ 1, 2, 3, 4 }, 4), 0);
+		roce_icrc_put(f, p.icrc_off, roce_icrc_compute(f, &p));
+		memcpy(g, f, n);
+		roce_icrc_delta_init(&d);
+		CU_ASSERT_TRUE(roce_pkt_set_ieth_rkey(&p, g, 0xabcdef01, &d));
+		roce_icrc_put(g, p.icrc_off, roce_icrc_delta_apply(&d, roce_icrc_get(f, &p), p.icrc_off));
+		CU_ASSERT_EQUAL(roce_ieth_rkey(roce_pkt_ext(&p, g, ROCE_EXT_IETH)), 0xabcdef01);
+		CU_ASSERT_TRUE(roce_icrc_verify(g, &p));
+		CU_ASSERT_FALSE(roce_pkt_set_reth(&p, g, 1, 2, &d));
+	}
+	/* A frame without an IETH is left alone. */
+	{
+		size_t n = make_frame(f, sizeof(f), ROCE_OP_RC_SEND_ONLY, 4, 0, 13, &seed);
+
+		CU_ASSERT_EQUAL_FATAL(roce_parse(f, (uint32_t)n, ROCE_UDP_PORT, &p), ROCE_OK);
+		memcpy(g, f, n);
+		roce_icrc_delta_init(&d);
+		CU_ASSERT_FALSE(roce_pkt_set_ieth_rkey(&p, g, 7, &d));
+		CU_ASSERT_EQUAL(memcmp(f, g, n), 0);
+		CU_ASSERT_EQUAL(d.end, 0);
+	}
+	/* FLUSH: FETH fields, and its RETH (after the FETH) rewritten with the ICRC kept. */
+	{
+		size_t n = make_frame(f, sizeof(f), ROCE_OP_RC_FLUSH, 4, 1, 0, &seed);
+		struct roce_feth *fe;
+		struct roce_reth *r;
+
+		CU_ASSERT_EQUAL_FATAL(roce_parse(f, (uint32_t)n, ROCE_UDP_PORT, &p), ROCE_OK);
+		CU_ASSERT_EQUAL(n, 14 + 4 + 20 + 8 + 12 + 4 + 16 + 4);
+		fe = roce_pkt_ext(&p, f, ROCE_EXT_FETH);
+		r = roce_pkt_ext(&p, f, ROCE_EXT_RETH);
+		CU_ASSERT_EQUAL((uint8_t *)fe - f, p.bth_off + 12);
+		CU_ASSERT_EQUAL((uint8_t *)r - f, p.bth_off + 16);
+		roce_feth_set(fe, 2, 1);
+		CU_ASSERT_EQUAL(memcmp(fe, (const uint8_t[]){ 0, 0, 0, 0x12 }, 4), 0);
+		CU_ASSERT_EQUAL(roce_feth_plt(fe), 2);
+		CU_ASSERT_EQUAL(roce_feth_sel(fe), 1);
+		roce_feth_set(fe, 0xff, 0xff); /* out-of-range values are masked */
+		CU_ASSERT_EQUAL(memcmp(fe, (const uint8_t[]){ 0, 0, 0, 0x3f }, 4), 0);
+		roce_icrc_put(f, p.icrc_off, roce_icrc_compute(f, &p));
+		memcpy(g, f, n);
+		roce_icrc_delta_init(&d);
+		CU_ASSERT_TRUE(roce_pkt_set_reth(&p, g, 0x00007f0000001000ull, 0x00abcdef, &d));
+		roce_icrc_put(g, p.icrc_off, roce_icrc_delta_apply(&d, roce_icrc_get(f, &p), p.icrc_off));
+		r = roce_pkt_ext(&p, g, ROCE_EXT_RETH);
+		CU_ASSERT_EQUAL(roce_reth_va(r), 0x00007f0000001000ull);
+		CU_ASSERT_EQUAL(roce_reth_rkey(r), 0x00abcdef);
+		CU_ASSERT_TRUE(roce_icrc_verify(g, &p));
+		CU_ASSERT_EQUAL(memcmp(f + p.bth_off + 12, g + p.bth_off + 12, 4), 0); /* FETH kept */
+	}
 }
 
 /* Shift by n bytes equals feeding n zero bytes through the register. */
@@ -369,6 +581,12 @@ test_icrc_incremental_property(void)
 		if (p.exts & ROCE_EXT_ATMETH)
 			fld[nf].off = p.bth_off + roce_ext_offset(p.exts, ROCE_EXT_ATMETH),
 			fld[nf++].len = 12;
+		if (p.exts & ROCE_EXT_IETH)
+			fld[nf].off = p.bth_off + roce_ext_offset(p.exts, ROCE_EXT_IETH),
+			fld[nf++].len = 4;                              /* R_Key to invalidate */
+		if (p.exts & ROCE_EXT_XRCETH)
+			fld[nf].off = p.bth_off + roce_ext_offset(p.exts, ROCE_EXT_XRCETH) + 1,
+			fld[nf++].len = 3;                              /* XRC SRQ number */
 		/* Add fields in a random order to exercise both merge paths. */
 		roce_icrc_delta_init(&d);
 		for (int k = nf - 1; k > 0; k--) {
@@ -451,6 +669,9 @@ main(void)
 	CU_add_test(s, "opcode table matches IBTA table 38", test_opcode_table);
 	CU_add_test(s, "parse offsets for every opcode", test_parse_offsets);
 	CU_add_test(s, "every named parse error", test_parse_errors);
+	CU_add_test(s, "Ethernet padding", test_padding);
+	CU_add_test(s, "frames built padded", test_build_padded);
+	CU_add_test(s, "IETH and FETH accessors and rewrites", test_ieth_feth);
 	CU_add_test(s, "CRC shift equals zero bytes", test_crc_shift);
 	CU_add_test(s, "incremental ICRC equals full, 100000 frames", test_icrc_incremental_property);
 	CU_add_test(s, "long-run CRC hook", test_crc_impl_hook);
