@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer target: roce_parse() on arbitrary bytes, then, for frames that
- * parse, the full ICRC and an incremental update of the renamed fields,
- * which must agree with a full recompute.
+ * parse, the full ICRC and an incremental update of the renamed fields
+ * (addresses, DestQP, RETH, IETH R_Key, XRC SRQ number), which must agree
+ * with a full recompute.  Ethernet padding after the ICRC must account for
+ * the rest of the buffer and must not matter to the ICRC.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,10 +29,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (roce_parse(frame, (uint32_t)size, ROCE_UDP_PORT, &pkt) != ROCE_OK &&
 	    roce_parse(frame, (uint32_t)size, 0, &pkt) != ROCE_OK)
 		return 0;
-	if (pkt.payload_off + pkt.payload_len + pkt.pad != pkt.icrc_off || pkt.icrc_off + 4 != size)
+	if (pkt.payload_off + pkt.payload_len + pkt.pad != pkt.icrc_off ||
+	    pkt.icrc_off + 4 != pkt.frame_len || pkt.frame_len + pkt.l2_pad != size)
 		abort();
+	/* Headers the opcode names lie inside the frame, before its ICRC. */
+	for (unsigned i = 0; i < ROCE_EXT_COUNT; i++) {
+		unsigned off = roce_ext_offset(pkt.exts, (enum roce_ext)(1u << i));
+
+		if (off && pkt.bth_off + off + ROCE_EXT_LEN(1u << i) > pkt.payload_off)
+			abort();
+	}
 
 	uint32_t icrc = roce_icrc_compute(frame, &pkt);
+
+	/* Whatever the padding holds, the ICRC is the same. */
+	for (uint32_t i = 0; i < pkt.l2_pad; i++)
+		frame[pkt.frame_len + i] ^= 0xff;
+	if (roce_icrc_compute(frame, &pkt) != icrc)
+		abort();
+
 	uint32_t ip_dst = pkt.l3_off + (pkt.ip_ver == 6 ? 24 : 16);
 	uint32_t ip_len = pkt.ip_ver == 6 ? 16 : 4;
 	struct roce_bth *bth = roce_pkt_bth(&pkt, frame);
@@ -46,14 +63,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	roce_icrc_delta_add(&d, pkt.bth_off + 5, old, frame + pkt.bth_off + 5, 3);
 
 	struct roce_reth *reth = roce_pkt_ext(&pkt, frame, ROCE_EXT_RETH);
+	struct roce_ieth *ieth = roce_pkt_ext(&pkt, frame, ROCE_EXT_IETH);
+	struct roce_xrceth *x = roce_pkt_ext(&pkt, frame, ROCE_EXT_XRCETH);
 
-	if (reth) {
-		uint32_t off = (uint32_t)((uint8_t *)reth - frame);
+	if (reth && !roce_pkt_set_reth(&pkt, frame, roce_reth_va(reth) + 0x1000,
+				       ~roce_reth_rkey(reth), &d))
+		abort();
+	if (ieth && !roce_pkt_set_ieth_rkey(&pkt, frame, roce_ieth_rkey(ieth) ^ 0x5a5a5a5au, &d))
+		abort();
+	if (!ieth && roce_pkt_set_ieth_rkey(&pkt, frame, 1, &d))
+		abort();
+	if (x) {
+		uint32_t off = (uint32_t)((uint8_t *)x - frame);
 
-		memcpy(old, reth, 12);
-		roce_reth_set_va(reth, roce_reth_va(reth) + 0x1000);
-		reth->rkey ^= 0xffffffffu;
-		roce_icrc_delta_add(&d, off, old, reth, 12);
+		memcpy(old, x, 4);
+		roce_xrceth_set_srq(x, roce_xrceth_srq(x) + 1);
+		roce_icrc_delta_add(&d, off, old, x, 4);
 	}
 	if (roce_icrc_delta_apply(&d, icrc, pkt.icrc_off) != roce_icrc_compute(frame, &pkt))
 		abort();

@@ -32,13 +32,13 @@ sys.path.insert(0, HERE)
 
 import roce_layers  # noqa: E402
 from roce_layers import (  # noqa: E402,F401
-    BTH, AETH, CNPPadding, cnp, RDETH, DETH, XRCETH, RETH, AtomicETH,
-    AtomicAckETH, ImmDt, IETH, OPCODES, EXT_KEY, EXT_LEN, icrc_zlib,
-    icrc_found, icrc_scapy, locate)
+    BTH, AETH, CNPPadding, cnp, RDETH, DETH, XRCETH, FETH, RETH, AtomicETH,
+    AtomicAckETH, ImmDt, IETH, OPCODES, EXT_KEY, EXT_LEN, BODY_LEN, icrc_zlib,
+    icrc_found, icrc_scapy, locate, extent)
 from scapy.layers.l2 import Ether, Dot1Q, Dot1AD  # noqa: E402
 from scapy.layers.inet import IP, UDP, IPOption  # noqa: E402
 from scapy.layers.inet6 import IPv6  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
+from scapy.packet import Raw, Padding  # noqa: E402
 from scapy.compat import raw  # noqa: E402
 from scapy.utils import checksum  # noqa: E402
 
@@ -73,6 +73,20 @@ def build(expr, seal=True):
                     icrc_zlib(frame), icrc_found(frame), expr)
             return frame, expr + "  # ICRC: scapy"
     return frame, expr
+
+
+def build_padded(expr, min_len, fill=0):
+    """
+    build(@expr), then Ethernet padding up to @min_len bytes of @fill, as a
+    NIC pads a short frame after its ICRC.  (scapy 2.5 would count a Padding
+    layer under the BTH in the ICRC, so the padding is added to the sealed
+    frame.)
+    """
+    fr, src = build(expr)
+    assert len(fr) < min_len, (len(fr), min_len, expr)
+    n = min_len - len(fr)
+    return fr + bytes([fill]) * n, "%s  # then %d bytes of Ethernet padding (0x%02x) to %d" % (
+        src, n, fill, min_len)
 
 
 def write_pcap(path, frames):
@@ -111,6 +125,8 @@ def ext_fields(layer):
         return {"eecnxt": layer.eecnxt}
     if t is XRCETH:
         return {"xrcsrq": layer.xrcsrq}
+    if t is FETH:
+        return {"plt": layer.plt, "sel": layer.sel}
     if t is RETH:
         return {"va": hex64(layer.va), "rkey": hex32(layer.rkey), "dmalen": layer.dmalen}
     if t is AtomicETH:
@@ -163,11 +179,22 @@ def decode(frame, number):
         assert type(layer) is cls, "scapy decoded %s where %s belongs" % (
             type(layer).__name__, cls.__name__)
         e[EXT_KEY[cls]] = ext_fields(layer)
+        if cls is XRCETH:
+            e["xrc_srqn"] = layer.xrcsrq
+        if cls is IETH:
+            e["ieth_rkey"] = hex32(layer.rkey)
         hdr_len += EXT_LEN[cls]
         layer = layer.payload
-    body = len(raw(layer))
-    # The layers must account for every byte: headers, body, ICRC.
-    assert bth_off + hdr_len + body + 4 == len(frame), (bth_off, hdr_len, body, len(frame))
+    # The body is scapy's Raw (or CNPPadding) layer; Ethernet padding is a
+    # Padding layer of its own, after the ICRC.
+    body = len(raw(layer)) - (len(p[Padding].load) if Padding in p else 0)
+    pad = len(p[Padding].load) if Padding in p else 0
+    # The layers must account for every byte: headers, body, ICRC, padding.
+    assert bth_off + hdr_len + body + 4 + pad == len(frame), (bth_off, hdr_len, body, pad,
+                                                              len(frame))
+    assert extent(frame) == len(frame) - pad
+    if b.opcode in BODY_LEN and b.opcode != 0x81:
+        e["atomic_write_data"] = hex64(struct.unpack("!Q", raw(layer)[:8])[0])
     e["payload_len"] = body - b.padcount
     found = icrc_found(frame)
     ref = icrc_scapy(frame) if ver == 4 else icrc_zlib(frame)
@@ -175,6 +202,8 @@ def decode(frame, number):
         assert ref == icrc_zlib(frame)
     e["icrc"] = hex32(found)
     e["icrc_ok"] = found == ref
+    e["frame_len"] = len(frame) - pad
+    e["l2_pad"] = pad
     return e
 
 
@@ -236,6 +265,9 @@ def ext_expr(cls, i, rng, op):
         return "ImmDt(imm=0x%08x)" % rng.getrandbits(32)
     if cls is IETH:
         return "IETH(rkey=0x%08x)" % rng.getrandbits(32)
+    if cls is FETH:
+        # Placement type bits (IBTA 1.5: 1 global visibility, 2 persistence), level 0 or 1.
+        return "FETH(sel=%d, plt=%d)" % (i & 1, 1 + (i % 2))
     raise TypeError(cls)
 
 
@@ -251,6 +283,8 @@ def roce_expr(op, i, rng, ver=4, vlans=0, opts=0, paylen=None, fecn=0, becn=0,
         return head + "/cnp(0x%06x)" % dqpn
     if not has_pay:
         paylen = 0
+    elif op in BODY_LEN:
+        paylen = BODY_LEN[op]        # ATOMIC WRITE: one 8-byte word
     elif paylen is None:
         # FIRST and MIDDLE carry a full MTU-sized segment; others vary.
         if "FIRST" in name or "MIDDLE" in name:
@@ -319,10 +353,32 @@ def opcode_frames():
     n += 1
     exprs.append(roce_expr(0x64, n, rng, psn=0))
     n += 1
+    # IBTA 1.5 FLUSH and ATOMIC WRITE, and SEND with Invalidate, in the other
+    # encapsulations too.
+    for kw in (dict(ver=6), dict(vlans=1), dict(ver=6, vlans=2)):
+        for op in (0x1c, 0x1d, 0x16, 0x17, 0xb6):
+            exprs.append(roce_expr(op, n, rng, **kw))
+            n += 1
 
     frames, sources = [], []
     for x in exprs:
         fr, src = build(x)
+        frames.append(fr)
+        sources.append(src)
+
+    # Short frames as RNICs send them: a frame below 60 bytes (no FCS) is
+    # padded after its ICRC.  Zero-length SEND Only and SEND Last over
+    # untagged IPv4 are 58 bytes; tagged, a NIC that pads before tagging
+    # sends 64.  Some pad with junk rather than zeros.  IPv6 RoCE frames are
+    # never short: the last two are captures that kept 4 trailing bytes (an
+    # FCS) after the frame.
+    for op, kw, min_len, fill in (
+            (0x04, dict(), 60, 0), (0x24, dict(), 60, 0), (0x02, dict(), 60, 0),
+            (0x04, dict(), 60, 0xa5), (0x04, dict(vlans=1), 64, 0),
+            (0x22, dict(vlans=2), 68, 0x5a), (0x04, dict(ver=6), 82, 0),
+            (0x11, dict(ver=6, vlans=1), 90, 0xff)):
+        fr, src = build_padded(roce_expr(op, n, rng, paylen=0, **kw), min_len, fill)
+        n += 1
         frames.append(fr)
         sources.append(src)
 
@@ -366,6 +422,7 @@ def opcode_frames():
     # Every opcode of the table is there at least once.
     assert {e["bth"]["opcode"] for e in expected} == set(OPCODES)
     assert {e["bth"]["pad"] for e in expected} == {0, 1, 2, 3}
+    assert sum(1 for e in expected if e["l2_pad"]) >= 8
     return frames, expected
 
 
@@ -405,10 +462,18 @@ MALFORMED = [
     ("ip_fragment", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", frag=100)"), UDPR, ACK), {}),
     ("bad_ip_length", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", len=52)"), UDPR, ACK),
      {"ip": {"ttl": 64, "id": 7}}),
-    ("bad_ip_length", "%s/%s/%s/%s/Raw(bytes(2))" % (ETH, IP4.replace(")", ", len=48)"), UDPR, ACK),
+    # Bytes past the IP length are Ethernet padding, but the UDP length must
+    # still cover the IP payload exactly.
+    ("bad_udp_length", "%s/%s/%s/%s/Raw(bytes(2))" % (ETH, IP4.replace(")", ", len=48)"), UDPR, ACK),
      {}),
-    ("bad_ip_length", "%s/%s/%s/%s" % (ETH, IP6.replace(")", ", plen=26)"), UDPR, ACK),
+    ("bad_udp_length", "%s/%s/%s/%s" % (ETH, IP6.replace(")", ", plen=26)"), UDPR, ACK),
      {"ip": {"version": 6, "src": "fd09::1"}}),
+    ("bad_ip_length", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", len=19)"), UDPR, ACK), {}),
+    ("bad_ip_length", "%s/%s/%s/%s" % (ETH, IP6.replace(")", ", plen=40)"), UDPR, ACK),
+     {"ip": {"version": 6, "dst": "fd09::2"}}),
+    # A padded 60-byte SEND Only cut by two bytes: its IP length now runs past the frame.
+    ("bad_ip_length", "(raw(%s/%s/%s/BTH(opcode=0x04, dqpn=0x000abc)) + bytes(2))[:56]" % (
+        ETH, IP4, UDPR), {}),
     ("not_udp", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", proto=6)"), UDPR, ACK),
      {"ip": {"version": 4, "dst": "10.9.0.2"}}),
     ("not_udp", "%s/%s/%s/%s" % (ETH, IP6.replace(")", ", nh=6)"), UDPR, ACK), {}),
@@ -460,6 +525,17 @@ MALFORMED = [
     ("bad_payload", "%s/%s/%s/BTH(opcode=0x81, becn=1, dqpn=0x000abc)/Raw(bytes(20))" % (
         ETH, IP4, UDPR), {}),
     ("bad_payload", "%s/%s/%s/BTH(opcode=0x81, becn=1, dqpn=0x000abc)" % (ETH, IP4, UDPR), {}),
+    # IBTA 1.5: an ATOMIC WRITE carries exactly 8 bytes, a FLUSH none.
+    ("bad_payload", "%s/%s/%s/BTH(opcode=0x1d, dqpn=0x000abc)/RETH(va=8, rkey=1, dmalen=8)/"
+     "Raw(bytes(4))" % (ETH, IP4, UDPR), {"bth": {"opcode": 0x1d, "opcode_name": "RC_ATOMIC_WRITE"}}),
+    ("bad_payload", "%s/%s/%s/BTH(opcode=0x1d, dqpn=0x000abc)/RETH(va=8, rkey=1, dmalen=8)/"
+     "Raw(bytes(16))" % (ETH, IP6, UDPR), {}),
+    ("bad_payload", "%s/%s/%s/BTH(opcode=0x1c, dqpn=0x000abc)/FETH(plt=1)/RETH(va=8, rkey=1)/"
+     "Raw(bytes(4))" % (ETH, IP4, UDPR), {"feth": {"plt": 1, "sel": 0}}),
+    ("truncated_ext", "%s/%s/%s/BTH(opcode=0x1c, dqpn=0x000abc)/FETH(plt=2)/Raw(bytes(8))" % (
+        ETH, IP4, UDPR), {"bth": {"opcode": 0x1c, "opcode_name": "RC_FLUSH"}}),
+    ("bad_pad", "%s/%s/%s/BTH(opcode=0x1d, padcount=1, dqpn=0x000abc)/RETH(va=8, rkey=1, "
+     "dmalen=8)/Raw(bytes(8))" % (ETH, IP4, UDPR), {}),
     ("bad_pad", "%s/%s/%s/%s" % (ETH, IP4, UDPR, ACK.replace("opcode=0x11,", "opcode=0x11, padcount=1,")),
      {"bth": {"pad": 1}}),
     ("bad_pad", "%s/%s/%s/BTH(opcode=0x04, padcount=3, dqpn=0x000abc)/Raw(bytes(2))" % (
@@ -596,7 +672,26 @@ VECTORS = [
     ("v6_cnp", "Ether(dst='02:00:00:00:00:0a', src='02:00:00:00:00:0b')/IPv6(src='fd00:1::2', "
                "dst='fd00:1::1', tc=0xc0, fl=0x12345, hlim=64)/UDP(sport=0xd003, dport=4791, "
                "chksum=0)/cnp(0x00abcd)"),
+    # IBTA 1.5 and SEND with Invalidate.
+    ("v4_rc_flush", v4("BTH(opcode=0x1c, dqpn=0x000056, ackreq=1, psn=0x000900)/FETH(sel=1, plt=2)/"
+                       "RETH(va=0x00007f0000002000, rkey=0x00c0ffee, dmalen=4096)")),
+    ("v4_rc_atomic_write", v4("BTH(opcode=0x1d, dqpn=0x000056, ackreq=1, psn=0x000901)/RETH("
+                              "va=0x00007f0000002008, rkey=0x00c0ffee, dmalen=8)/"
+                              "Raw(bytes.fromhex('0123456789abcdef'))")),
+    ("v6_rc_flush_vlan", v6("BTH(opcode=0x1c, dqpn=0x000056, ackreq=1, psn=0x000902)/FETH(plt=1)/"
+                            "RETH(va=0x1000, rkey=0x99, dmalen=0)", l2=VEC_ETH + "/Dot1Q(vlan=7)")),
+    ("v6_rc_atomic_write", v6("BTH(opcode=0x1d, dqpn=0x000056, ackreq=1, psn=0x000903)/RETH("
+                              "va=0x2000, rkey=0x98, dmalen=8)/Raw(bytes(range(8)))")),
+    ("v6_rc_send_only_inv", v6("BTH(opcode=0x17, dqpn=0x000012, ackreq=1, psn=0x000904)/IETH("
+                               "rkey=0x00abcdef)/" + pattern(33))),
+    # Short frames, padded after the ICRC as a NIC pads them (PADDED below).
+    ("v4_rc_send_only_0_padded", v4("BTH(opcode=0x04, dqpn=0x000012, ackreq=1, psn=0x000a00)")),
+    ("v4_uc_send_last_0_vlan_padded", v4("BTH(opcode=0x22, dqpn=0x00009a, psn=0x000a01)",
+                                         l2=VEC_ETH + "/Dot1Q(prio=3, vlan=100)")),
 ]
+
+# Vectors padded after sealing: name -> (length with padding, fill byte).
+PADDED = {"v4_rc_send_only_0_padded": (60, 0), "v4_uc_send_last_0_vlan_padded": (64, 0xa5)}
 
 # CNP vectors that roce_build_cnp() must reproduce byte for byte: the fields
 # of its roce_frame_spec, dqpn, dscp and prio.
@@ -656,12 +751,16 @@ def write_vectors_h(path):
     out.append("\tconst uint8_t *bytes;")
     out.append("\tuint32_t len;")
     out.append("\tuint32_t icrc;        /* as roce_icrc_compute() returns it */")
+    out.append("\tuint32_t l2_pad;      /* Ethernet padding after the ICRC */")
     out.append("};")
     out.append("")
     table = []
     n4 = n6 = 0
     for name, expr in VECTORS:
-        fr, src = build(expr)
+        if name in PADDED:
+            fr, src = build_padded(expr, *PADDED[name])
+        else:
+            fr, src = build(expr)
         p = Ether(fr)
         e = decode(fr, 0)
         assert e["icrc_ok"], name
@@ -675,12 +774,12 @@ def write_vectors_h(path):
         out.append(c_bytes(fr))
         out.append("};")
         out.append("")
-        table.append((name, src, len(fr), icrc))
+        table.append((name, src, len(fr), icrc, e["l2_pad"]))
     assert n4 >= 10 and n6 >= 6, (n4, n6)
     out.append("static const struct icrc_vector icrc_vectors[] = {")
-    for name, src, ln, icrc in table:
-        out.append("\t{ %s,\n\t  %s,\n\t  vec_%s, %d, 0x%08x },"
-                   % (c_string(name), c_split_string(src), name, ln, icrc))
+    for name, src, ln, icrc, l2_pad in table:
+        out.append("\t{ %s,\n\t  %s,\n\t  vec_%s, %d, 0x%08x, %d },"
+                   % (c_string(name), c_split_string(src), name, ln, icrc, l2_pad))
     out.append("};")
     out.append("#define N_ICRC_VECTORS (sizeof(icrc_vectors) / sizeof(icrc_vectors[0]))")
     out.append("")

@@ -6,8 +6,12 @@ independent ICRC written with zlib.crc32 (scapy fills the ICRC in for IPv4
 only).
 
 Everything here is written from the IBTA specification (Vol 1 chapter 9,
-table 38, and Annex A17), not from the C library in rocev2/, so that the two
-can check each other.  Run with /usr/bin/python3 (the Debian python3-scapy).
+table 38, and Annex A17; release 1.5 for FLUSH, its FETH, and ATOMIC WRITE),
+not from the C library in rocev2/, so that the two can check each other.
+
+Frames may carry Ethernet padding after the ICRC (a NIC pads anything
+shorter than 60 bytes): the ICRC helpers take the frame's extent from the IP
+length, as a receiver must.  Run with /usr/bin/python3 (the Debian python3-scapy).
 """
 
 import logging
@@ -18,7 +22,7 @@ logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 
 from scapy.packet import Packet, Raw, bind_layers  # noqa: E402
 from scapy.fields import (  # noqa: E402
-    ByteField, IntField, X3BytesField, XIntField, XLongField, ThreeBytesField)
+    BitField, ByteField, IntField, X3BytesField, XIntField, XLongField, ThreeBytesField)
 from scapy.contrib.roce import BTH, AETH, CNPPadding, cnp  # noqa: E402,F401
 import scapy.contrib.roce as _scapy_roce  # noqa: E402
 
@@ -39,6 +43,12 @@ class DETH(Packet):
 class XRCETH(Packet):
     name = "XRCETH"
     fields_desc = [ByteField("resv8", 0), ThreeBytesField("xrcsrq", 0)]
+
+
+class FETH(Packet):
+    """FLUSH ETH (IBTA 1.5): 26 reserved bits, selectivity level, placement type."""
+    name = "FETH"
+    fields_desc = [BitField("resv26", 0, 26), BitField("sel", 0, 2), BitField("plt", 0, 4)]
 
 
 class RETH(Packet):
@@ -69,11 +79,11 @@ class IETH(Packet):
 
 # The JSON key roce-inspect prints for each header (roce_ext_name()).
 EXT_KEY = {
-    RDETH: "rdeth", DETH: "deth", XRCETH: "xrceth", RETH: "reth",
+    RDETH: "rdeth", DETH: "deth", XRCETH: "xrceth", FETH: "feth", RETH: "reth",
     AtomicETH: "atomiceth", AETH: "aeth", AtomicAckETH: "atomicacketh",
     ImmDt: "immdt", IETH: "ieth",
 }
-EXT_LEN = {RDETH: 4, DETH: 8, XRCETH: 4, RETH: 16, AtomicETH: 28, AETH: 4,
+EXT_LEN = {RDETH: 4, DETH: 8, XRCETH: 4, FETH: 4, RETH: 16, AtomicETH: 28, AETH: 4,
            AtomicAckETH: 8, ImmDt: 4, IETH: 4}
 
 # IBTA Vol 1 table 38: the operations of RC, by their low five bits, with the
@@ -103,8 +113,17 @@ _RC_OPS = {
     # 0x15 is reserved.
     0x16: ("SEND_LAST_WITH_INVALIDATE", [IETH], True),
     0x17: ("SEND_ONLY_WITH_INVALIDATE", [IETH], True),
+    # IBTA 1.5: FLUSH (FETH, then RETH, no payload) and ATOMIC WRITE (RETH
+    # and one 8-byte word).
+    0x1c: ("FLUSH", [FETH, RETH], False),
+    0x1d: ("ATOMIC_WRITE", [RETH], True),
 }
 _RESPONSES = {0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12}
+# RC only: Linux (ib_pack.h, rxe), Wireshark and scapy give FLUSH and ATOMIC
+# WRITE no XRC form, so neither does this table.
+_RC_ONLY = {0x1c, 0x1d}
+# Opcodes whose body (between the headers and the ICRC) has a fixed size.
+BODY_LEN = {0x1d: 8, 0x81: 16}
 
 
 def _build_opcode_table():
@@ -115,6 +134,8 @@ def _build_opcode_table():
         # UC: SEND and RDMA WRITE only (0x00-0x0b).
         if low <= 0x0b:
             table[0x20 + low] = ("UC_" + name, list(exts), pay)
+        if low in _RC_ONLY:
+            continue
         # XRC: every RC operation; requests carry an XRCETH right after the BTH.
         xexts = list(exts) if low in _RESPONSES else [XRCETH] + list(exts)
         table[0xa0 + low] = ("XRC_" + name, xexts, pay)
@@ -154,7 +175,7 @@ def _next_ext(self, payload):
     return Raw
 
 
-for _cls in (RDETH, DETH, XRCETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH):
+for _cls in (RDETH, DETH, XRCETH, FETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH):
     _cls.guess_payload_class = _next_ext
 
 # The first header after the BTH, by opcode.  scapy binds AETH to 0x11 itself.
@@ -184,6 +205,19 @@ def locate(frame):
     return l3, ver, l4, l4 + 8
 
 
+def extent(frame):
+    """
+    The length of a RoCEv2 frame without its Ethernet padding: the IP
+    header's offset plus the IPv4 total length or 40 plus the IPv6 payload
+    length.
+    """
+    frame = bytes(frame)
+    l3, ver, _, _ = locate(frame)
+    if ver == 4:
+        return l3 + struct.unpack_from("!H", frame, l3 + 2)[0]
+    return l3 + 40 + struct.unpack_from("!H", frame, l3 + 4)[0]
+
+
 def icrc_zlib(frame):
     """
     The ICRC (IBTA Annex A17.3.3) of a RoCEv2 frame without FCS, as an
@@ -191,9 +225,11 @@ def icrc_zlib(frame):
     8 bytes of 0xff, the IP header with the variant fields set to ones
     (IPv4: TOS, TTL, header checksum; IPv6: traffic class, flow label, hop
     limit), the UDP header with checksum ones, the BTH with byte 4 (FECN,
-    BECN, reserved) ones, and the rest up to the ICRC.
+    BECN, reserved) ones, and the rest up to the ICRC.  Ethernet padding
+    after the ICRC is no part of it.
     """
     frame = bytes(frame)
+    frame = frame[:extent(frame)]
     l3, ver, l4, bth = locate(frame)
     ip = bytearray(frame[l3:l4])
     if ver == 4:
@@ -213,29 +249,34 @@ def icrc_zlib(frame):
 
 
 def icrc_found(frame):
-    """The ICRC stored in the last four bytes of the frame."""
-    return struct.unpack("<I", bytes(frame)[-4:])[0]
+    """The ICRC stored in the last four bytes before any Ethernet padding."""
+    frame = bytes(frame)
+    end = extent(frame)
+    return struct.unpack("<I", frame[end - 4:end])[0]
 
 
 def icrc_scapy(frame):
     """
     scapy's own ICRC of an IPv4 frame: dissect, drop the ICRC and rebuild
     (scapy.contrib.roce BTH.compute_icrc).  None for IPv6, which scapy 2.5
-    does not support.
+    does not support.  Ethernet padding is removed first, as a receiver
+    trims it by the IP length (scapy 2.5 would count it in the payload).
     """
     from scapy.layers.l2 import Ether
     from scapy.layers.inet import IP
+    frame = bytes(frame)[:extent(frame)]
     p = Ether(bytes(frame))
     if IP not in p or BTH not in p:
         return None
     p[BTH].icrc = None
     rebuilt = bytes(p)
-    assert len(rebuilt) == len(frame) and rebuilt[:-4] == bytes(frame)[:-4], \
+    assert len(rebuilt) == len(frame) and rebuilt[:-4] == frame[:-4], \
         "scapy did not rebuild the frame byte for byte"
     return icrc_found(rebuilt)
 
 
 def with_icrc(frame):
-    """The frame with its last four bytes replaced by icrc_zlib()."""
+    """The frame with its ICRC (before any padding) replaced by icrc_zlib()."""
     frame = bytes(frame)
-    return frame[:-4] + struct.pack("<I", icrc_zlib(frame))
+    end = extent(frame)
+    return frame[:end - 4] + struct.pack("<I", icrc_zlib(frame)) + frame[end:]

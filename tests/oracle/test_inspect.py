@@ -16,6 +16,11 @@ decoders we did not write.
    nor CNP opcodes: only their BTH is compared).
 4. scapy (IPv4) or the zlib reference (IPv6) recomputes every ICRC, and
    roce-inspect's icrc_ok verdict must match.
+5. Ethernet padding: where tshark shows bytes after the IP datagram
+   (eth.padding, eth.trailer or, for 4 bytes, eth.fcs), their number is
+   roce-inspect's l2_pad; scapy's Padding layer gave the .json expectation.
+   IBTA 1.5 frames (FLUSH, ATOMIC WRITE) and every IETH and XRCETH carry
+   the flat keys (ieth_rkey, xrc_srqn, atomic_write_data).
 
 Prints each mismatch, then "N passed, M failed"; exits 1 on any failure.
 """
@@ -277,6 +282,52 @@ def check_tshark(opcodes_out):
     C.eq(decoded, len(opcodes_out), "tshark: frames decoded as InfiniBand")
 
 
+def check_padding(opcodes_out):
+    """tshark's view of the bytes after the IP datagram against l2_pad."""
+    tshark = shutil.which("tshark")
+    if not tshark:
+        return                          # check_tshark has failed already
+    cmd = [tshark, "-r", os.path.join(DATA, "opcodes.pcap"), "-T", "fields", "-E", "separator=\t",
+           "-e", "frame.number", "-e", "eth.padding", "-e", "eth.trailer", "-e", "eth.fcs"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=300)
+    if not C.eq(p.returncode, 0, "tshark exit status (%s)" % p.stderr.strip()):
+        return
+    compared = padded = 0
+    for row, g in zip(p.stdout.rstrip("\n").split("\n"), opcodes_out):
+        cols = (row.split("\t") + ["", "", ""])[:4]
+        number, padding, trailer, fcs = int(cols[0]), cols[1], cols[2], cols[3]
+        where = "frame %d" % number
+        if not g.get("ok"):
+            continue
+        padded += g.get("l2_pad", 0) > 0
+        C.eq(g.get("frame_len", -1) + g.get("l2_pad", -1), g["len"], where + " frame_len + l2_pad")
+        seen = None
+        if padding or trailer:
+            seen = len(bytes.fromhex((padding or trailer).replace(":", "")))
+        elif fcs:
+            seen = 4
+        if seen is not None:
+            compared += 1
+            C.eq(g.get("l2_pad"), seen, where + " l2_pad (tshark eth.padding/trailer/fcs)")
+    C.ok(padded >= 8, "opcodes.pcap has %d padded frames, expected at least 8" % padded)
+    C.ok(compared >= 4, "tshark showed the padding of only %d frames" % compared)
+    # The flat keys, wherever their header is.
+    for g in opcodes_out:
+        where = "frame %d" % g["frame"]
+        if "ieth" in g:
+            C.eq(g.get("ieth_rkey"), g["ieth"]["rkey"], where + " ieth_rkey")
+        if "xrceth" in g:
+            C.eq(g.get("xrc_srqn"), g["xrceth"]["xrcsrq"], where + " xrc_srqn")
+        name = g.get("bth", {}).get("opcode_name", "")
+        if name == "RC_ATOMIC_WRITE":
+            C.ok("atomic_write_data" in g and g.get("payload_len") == 8,
+                 where + " ATOMIC WRITE: 8-byte word decoded")
+        if name == "RC_FLUSH":
+            C.ok("feth" in g and "reth" in g and g.get("payload_len") == 0,
+                 where + " FLUSH: FETH and RETH, no payload")
+
+
 def check_icrc_verdicts(name, out):
     """roce-inspect's ICRC verdicts against scapy (IPv4) or icrc_zlib (IPv6)."""
     from scapy.utils import rdpcap
@@ -312,6 +363,7 @@ def main():
     malformed_out = check_against_json(binary, "malformed")
     check_pcapng_and_options(binary, opcodes_out)
     check_tshark(opcodes_out)
+    check_padding(opcodes_out)
     check_icrc_verdicts("opcodes", opcodes_out)
     check_icrc_verdicts("malformed", malformed_out)
     print("%d passed, %d failed" % (C.passed, C.failed))

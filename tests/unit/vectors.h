@@ -21,6 +21,7 @@ struct icrc_vector {
 	const uint8_t *bytes;
 	uint32_t len;
 	uint32_t icrc;        /* as roce_icrc_compute() returns it */
+	uint32_t l2_pad;      /* Ethernet padding after the ICRC */
 };
 
 /* v4_rc_ack_62: 62 bytes, ICRC 0x9e095cbb. */
@@ -1456,169 +1457,295 @@ static const uint8_t vec_v6_cnp[] = {
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1c, 0xb3, 0xce, 0x48,
 };
 
+/* v4_rc_flush: 78 bytes, ICRC 0x698dc727. */
+static const uint8_t vec_v4_rc_flush[] = {
+	0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+	0x08, 0x00, 0x45, 0x6a, 0x00, 0x40, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x11,
+	0x9a, 0xa9, 0xc0, 0xa8, 0x01, 0x01, 0xc0, 0xa8, 0x01, 0x02, 0xc1, 0x23,
+	0x12, 0xb7, 0x00, 0x2c, 0x00, 0x00, 0x1c, 0x00, 0xff, 0xff, 0x00, 0x00,
+	0x00, 0x56, 0x80, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00, 0x12, 0x00, 0x00,
+	0x7f, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00, 0xc0, 0xff, 0xee, 0x00, 0x00,
+	0x10, 0x00, 0x27, 0xc7, 0x8d, 0x69,
+};
+
+/* v4_rc_atomic_write: 82 bytes, ICRC 0x9c46810f. */
+static const uint8_t vec_v4_rc_atomic_write[] = {
+	0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+	0x08, 0x00, 0x45, 0x6a, 0x00, 0x44, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x11,
+	0x9a, 0xa5, 0xc0, 0xa8, 0x01, 0x01, 0xc0, 0xa8, 0x01, 0x02, 0xc1, 0x23,
+	0x12, 0xb7, 0x00, 0x30, 0x00, 0x00, 0x1d, 0x00, 0xff, 0xff, 0x00, 0x00,
+	0x00, 0x56, 0x80, 0x00, 0x09, 0x01, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00,
+	0x20, 0x08, 0x00, 0xc0, 0xff, 0xee, 0x00, 0x00, 0x00, 0x08, 0x01, 0x23,
+	0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x0f, 0x81, 0x46, 0x9c,
+};
+
+/* v6_rc_flush_vlan: 102 bytes, ICRC 0x91fd0b7c. */
+static const uint8_t vec_v6_rc_flush_vlan[] = {
+	0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+	0x81, 0x00, 0x00, 0x07, 0x86, 0xdd, 0x66, 0xaa, 0xbc, 0xde, 0x00, 0x2c,
+	0x11, 0x40, 0xfd, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xfd, 0x00, 0x00, 0x01, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xc1, 0x23,
+	0x12, 0xb7, 0x00, 0x2c, 0x00, 0x00, 0x1c, 0x00, 0xff, 0xff, 0x00, 0x00,
+	0x00, 0x56, 0x80, 0x00, 0x09, 0x02, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x99, 0x00, 0x00,
+	0x00, 0x00, 0x7c, 0x0b, 0xfd, 0x91,
+};
+
+/* v6_rc_atomic_write: 102 bytes, ICRC 0xa97a3a29. */
+static const uint8_t vec_v6_rc_atomic_write[] = {
+	0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+	0x86, 0xdd, 0x66, 0xaa, 0xbc, 0xde, 0x00, 0x30, 0x11, 0x40, 0xfd, 0x00,
+	0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x01, 0xfd, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xc1, 0x23, 0x12, 0xb7, 0x00, 0x30,
+	0x00, 0x00, 0x1d, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x56, 0x80, 0x00,
+	0x09, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00, 0x00,
+	0x00, 0x98, 0x00, 0x00, 0x00, 0x08, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05,
+	0x06, 0x07, 0x29, 0x3a, 0x7a, 0xa9,
+};
+
+/* v6_rc_send_only_inv: 115 bytes, ICRC 0xb82d382a. */
+static const uint8_t vec_v6_rc_send_only_inv[] = {
+	0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+	0x86, 0xdd, 0x66, 0xaa, 0xbc, 0xde, 0x00, 0x3d, 0x11, 0x40, 0xfd, 0x00,
+	0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x01, 0xfd, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xc1, 0x23, 0x12, 0xb7, 0x00, 0x3d,
+	0x00, 0x00, 0x17, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x12, 0x80, 0x00,
+	0x09, 0x04, 0x00, 0xab, 0xcd, 0xef, 0x01, 0x08, 0x0f, 0x16, 0x1d, 0x24,
+	0x2b, 0x32, 0x39, 0x40, 0x47, 0x4e, 0x55, 0x5c, 0x63, 0x6a, 0x71, 0x78,
+	0x7f, 0x86, 0x8d, 0x94, 0x9b, 0xa2, 0xa9, 0xb0, 0xb7, 0xbe, 0xc5, 0xcc,
+	0xd3, 0xda, 0xe1, 0x2a, 0x38, 0x2d, 0xb8,
+};
+
+/* v4_rc_send_only_0_padded: 60 bytes, ICRC 0x15a89e55. */
+static const uint8_t vec_v4_rc_send_only_0_padded[] = {
+	0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+	0x08, 0x00, 0x45, 0x6a, 0x00, 0x2c, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x11,
+	0x9a, 0xbd, 0xc0, 0xa8, 0x01, 0x01, 0xc0, 0xa8, 0x01, 0x02, 0xc1, 0x23,
+	0x12, 0xb7, 0x00, 0x18, 0x00, 0x00, 0x04, 0x00, 0xff, 0xff, 0x00, 0x00,
+	0x00, 0x12, 0x80, 0x00, 0x0a, 0x00, 0x55, 0x9e, 0xa8, 0x15, 0x00, 0x00,
+};
+
+/* v4_uc_send_last_0_vlan_padded: 64 bytes, ICRC 0xf96c9db3. */
+static const uint8_t vec_v4_uc_send_last_0_vlan_padded[] = {
+	0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+	0x81, 0x00, 0x60, 0x64, 0x08, 0x00, 0x45, 0x6a, 0x00, 0x2c, 0x1c, 0x46,
+	0x40, 0x00, 0x40, 0x11, 0x9a, 0xbd, 0xc0, 0xa8, 0x01, 0x01, 0xc0, 0xa8,
+	0x01, 0x02, 0xc1, 0x23, 0x12, 0xb7, 0x00, 0x18, 0x00, 0x00, 0x22, 0x00,
+	0xff, 0xff, 0x00, 0x00, 0x00, 0x9a, 0x00, 0x00, 0x0a, 0x01, 0xb3, 0x9d,
+	0x6c, 0xf9, 0xa5, 0xa5,
+};
+
 static const struct icrc_vector icrc_vectors[] = {
 	{ "v4_rc_ack_62",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x11, dqpn=0x000012, psn=0x000005)/AETH(syndrome=0x1f, msn=3)  # ICRC: scap"
 	  "y",
-	  vec_v4_rc_ack_62, 62, 0x9e095cbb },
+	  vec_v4_rc_ack_62, 62, 0x9e095cbb, 0 },
 	{ "v4_rc_send_only_13_pad3",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x04, padcount=3, dqpn=0x000012, ackreq=1, psn=6)/Raw(bytes(range(13)) + by"
 	  "tes(3))  # ICRC: scapy",
-	  vec_v4_rc_send_only_13_pad3, 74, 0x774bbcef },
+	  vec_v4_rc_send_only_13_pad3, 74, 0x774bbcef, 0 },
 	{ "v4_rc_send_only_60",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x04, dqpn=0x000012, psn=7)/Raw(bytes((7 * i + 1) & 0xff for i in range(60)"
 	  "))  # ICRC: scapy",
-	  vec_v4_rc_send_only_60, 118, 0x8f7e61f7 },
+	  vec_v4_rc_send_only_60, 118, 0x8f7e61f7, 0 },
 	{ "v4_rc_send_only_64",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x04, dqpn=0x000012, psn=8)/Raw(bytes((7 * i + 1) & 0xff for i in range(64)"
 	  "))  # ICRC: scapy",
-	  vec_v4_rc_send_only_64, 122, 0x89a3e3f1 },
+	  vec_v4_rc_send_only_64, 122, 0x89a3e3f1, 0 },
 	{ "v4_rc_send_first_1024",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x00, dqpn=0x000012, psn=9)/Raw(bytes((13 * i + 5) & 0xff for i in range(10"
 	  "24)))  # ICRC: scapy",
-	  vec_v4_rc_send_first_1024, 1082, 0x01b48de8 },
+	  vec_v4_rc_send_first_1024, 1082, 0x01b48de8, 0 },
 	{ "v4_rc_write_first_1024",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x06, dqpn=0x000034, psn=0x00fffe)/RETH(va=0x00007f1234560000, rkey=0x0badc"
 	  "afe, dmalen=65536)/Raw(bytes((11 * i + 2) & 0xff for i in range(1024)))  # ICRC: scapy",
-	  vec_v4_rc_write_first_1024, 1098, 0x3ff03181 },
+	  vec_v4_rc_write_first_1024, 1098, 0x3ff03181, 0 },
 	{ "v4_rc_write_only_4096",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x0a, dqpn=0x000034, ackreq=1, psn=0xffffff)/RETH(va=0x00007f1234570000, rk"
 	  "ey=0x0badcafe, dmalen=4096)/Raw(bytes((5 * i + 9) & 0xff for i in range(4096)))  # ICRC:"
 	  " scapy",
-	  vec_v4_rc_write_only_4096, 4170, 0x0a7e79ab },
+	  vec_v4_rc_write_only_4096, 4170, 0x0a7e79ab, 0 },
 	{ "v4_rc_write_only_imm",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x0b, solicited=1, padcount=2, dqpn=0x000034, ackreq=1, psn=0x000100)/RETH("
 	  "va=0xffff800000001000, rkey=0x00001234, dmalen=30)/ImmDt(imm=0xdeadbeef)/Raw(bytes(range"
 	  "(30)) + bytes(2))  # ICRC: scapy",
-	  vec_v4_rc_write_only_imm, 110, 0x14a7abec },
+	  vec_v4_rc_write_only_imm, 110, 0x14a7abec, 0 },
 	{ "v4_rc_read_request",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x0c, dqpn=0x000056, ackreq=1, psn=0x000200)/RETH(va=0x0000000100000000, rk"
 	  "ey=0x80000001, dmalen=8192)  # ICRC: scapy",
-	  vec_v4_rc_read_request, 74, 0xde5967e5 },
+	  vec_v4_rc_read_request, 74, 0xde5967e5, 0 },
 	{ "v4_rc_read_resp_only_512",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x10, dqpn=0x000078, psn=0x000200)/AETH(syndrome=0x1f, msn=0x000010)/Raw(by"
 	  "tes((3 * i + 0) & 0xff for i in range(512)))  # ICRC: scapy",
-	  vec_v4_rc_read_resp_only_512, 574, 0x78200170 },
+	  vec_v4_rc_read_resp_only_512, 574, 0x78200170, 0 },
 	{ "v4_rc_compare_swap",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x13, dqpn=0x000056, ackreq=1, psn=0x000300)/AtomicETH(va=0x00007f000000000"
 	  "8, rkey=0x00c0ffee, swap=0x1122334455667788, comp=0x8877665544332211)  # ICRC: scapy",
-	  vec_v4_rc_compare_swap, 86, 0xc8442fd0 },
+	  vec_v4_rc_compare_swap, 86, 0xc8442fd0, 0 },
 	{ "v4_rc_atomic_ack",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x12, dqpn=0x000078, psn=0x000300)/AETH(syndrome=0x00, msn=0x000011)/Atomic"
 	  "AckETH(orig=0x0123456789abcdef)  # ICRC: scapy",
-	  vec_v4_rc_atomic_ack, 70, 0x0bccb983 },
+	  vec_v4_rc_atomic_ack, 70, 0x0bccb983, 0 },
 	{ "v4_uc_send_last_imm_100",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
 	  ")/BTH(opcode=0x23, dqpn=0x00009a, psn=0x000400)/ImmDt(imm=7)/Raw(bytes((7 * i + 1) & 0xf"
 	  "f for i in range(100)))  # ICRC: scapy",
-	  vec_v4_uc_send_last_imm_100, 162, 0xa6886d0a },
+	  vec_v4_uc_send_last_imm_100, 162, 0xa6886d0a, 0 },
 	{ "v4_ud_send_only_imm_vlan",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/Dot1Q(prio=3, vlan=100)/IP(src='"
 	  "192.168.1.1', dst='192.168.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc1"
 	  "23, dport=4791, chksum=0)/BTH(opcode=0x65, dqpn=0x000001, psn=0x000001)/DETH(qkey=0x8001"
 	  "0000, srcqp=0x000001)/ImmDt(imm=0x01020304)/Raw(bytes((7 * i + 1) & 0xff for i in range("
 	  "256)))  # ICRC: scapy",
-	  vec_v4_ud_send_only_imm_vlan, 330, 0x15278b03 },
+	  vec_v4_ud_send_only_imm_vlan, 330, 0x15278b03, 0 },
 	{ "v4_xrc_send_only_inv_qinq",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/Dot1AD(prio=5, vlan=2000)/Dot1Q("
 	  "prio=3, vlan=100)/IP(src='192.168.1.1', dst='192.168.1.2', tos=0x6a, ttl=64, id=0x1c46, "
 	  "flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0)/BTH(opcode=0xb7, dqpn=0x0000bc, ackr"
 	  "eq=1, psn=0x000500)/XRCETH(xrcsrq=0x000042)/IETH(rkey=0x12345678)/Raw(bytes((7 * i + 1) "
 	  "& 0xff for i in range(60)))  # ICRC: scapy",
-	  vec_v4_xrc_send_only_inv_qinq, 134, 0xbaf5bbf5 },
+	  vec_v4_xrc_send_only_inv_qinq, 134, 0xbaf5bbf5, 0 },
 	{ "v4_rc_write_middle_ihl15",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
 	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF', options=IPOption(bytes([1] * 39) + byt"
 	  "es(1)))/UDP(sport=0xc123, dport=4791, chksum=0)/BTH(opcode=0x07, dqpn=0x000034, psn=0x00"
 	  "0600)/Raw(bytes((7 * i + 1) & 0xff for i in range(64)))  # ICRC: scapy",
-	  vec_v4_rc_write_middle_ihl15, 162, 0x9723650a },
+	  vec_v4_rc_write_middle_ihl15, 162, 0x9723650a, 0 },
 	{ "v4_cnp",
 	  "Ether(dst='02:00:00:00:00:0a', src='02:00:00:00:00:0b')/IP(src='192.168.1.2', dst='192.1"
 	  "68.1.1', tos=0xc0, ttl=64, id=0, flags='DF')/UDP(sport=0xd001, dport=4791, chksum=0)/cnp"
 	  "(0x00abcd)  # ICRC: scapy",
-	  vec_v4_cnp, 74, 0x182c5093 },
+	  vec_v4_cnp, 74, 0x182c5093, 0 },
 	{ "v4_cnp_vlan",
 	  "Ether(dst='02:00:00:00:00:0a', src='02:00:00:00:00:0b')/Dot1Q(prio=6, vlan=100)/IP(src='"
 	  "192.168.1.2', dst='192.168.1.1', tos=0xb8, ttl=255, id=0x1234, flags='DF')/UDP(sport=0xd"
 	  "002, dport=4791, chksum=0)/cnp(0xfedcba)  # ICRC: scapy",
-	  vec_v4_cnp_vlan, 78, 0xe5762086 },
+	  vec_v4_cnp_vlan, 78, 0xe5762086, 0 },
 	{ "v6_rc_ack_82",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IPv6(src='fd00:1::1', dst='fd00:"
 	  "1::2', tc=0x6a, fl=0xabcde, hlim=64)/UDP(sport=0xc123, dport=4791, chksum=0)/BTH(opcode="
 	  "0x11, dqpn=0x000012, psn=0x000005)/AETH(syndrome=0x60, msn=3)  # ICRC: icrc_zlib() in te"
 	  "sts/gen/roce_layers.py (scapy 2.5 leaves IPv6 ICRCs zero)",
-	  vec_v6_rc_ack_82, 82, 0xb0075c2f },
+	  vec_v6_rc_ack_82, 82, 0xb0075c2f, 0 },
 	{ "v6_rc_send_only_63_pad1",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IPv6(src='fd00:1::1', dst='fd00:"
 	  "1::2', tc=0x6a, fl=0xabcde, hlim=64)/UDP(sport=0xc123, dport=4791, chksum=0)/BTH(opcode="
 	  "0x04, padcount=1, dqpn=0x000012, psn=6)/Raw(bytes(range(63)) + bytes(1))  # ICRC: icrc_z"
 	  "lib() in tests/gen/roce_layers.py (scapy 2.5 leaves IPv6 ICRCs zero)",
-	  vec_v6_rc_send_only_63_pad1, 142, 0x003aa072 },
+	  vec_v6_rc_send_only_63_pad1, 142, 0x003aa072, 0 },
 	{ "v6_rc_write_only_4096",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IPv6(src='fd00:1::1', dst='fd00:"
 	  "1::2', tc=0x6a, fl=0xabcde, hlim=64)/UDP(sport=0xc123, dport=4791, chksum=0)/BTH(opcode="
 	  "0x0a, dqpn=0x000034, ackreq=1, psn=0x000010)/RETH(va=0x00007f1234570000, rkey=0x0badcafe"
 	  ", dmalen=4096)/Raw(bytes((5 * i + 9) & 0xff for i in range(4096)))  # ICRC: icrc_zlib() "
 	  "in tests/gen/roce_layers.py (scapy 2.5 leaves IPv6 ICRCs zero)",
-	  vec_v6_rc_write_only_4096, 4190, 0xbd8d5ed4 },
+	  vec_v6_rc_write_only_4096, 4190, 0xbd8d5ed4, 0 },
 	{ "v6_rc_read_resp_first_1024",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IPv6(src='fd00:1::1', dst='fd00:"
 	  "1::2', tc=0x6a, fl=0xabcde, hlim=64)/UDP(sport=0xc123, dport=4791, chksum=0)/BTH(opcode="
 	  "0x0d, dqpn=0x000078, psn=0x000200)/AETH(syndrome=0x1f, msn=0x000010)/Raw(bytes((17 * i +"
 	  " 3) & 0xff for i in range(1024)))  # ICRC: icrc_zlib() in tests/gen/roce_layers.py (scap"
 	  "y 2.5 leaves IPv6 ICRCs zero)",
-	  vec_v6_rc_read_resp_first_1024, 1106, 0x088fc62b },
+	  vec_v6_rc_read_resp_first_1024, 1106, 0x088fc62b, 0 },
 	{ "v6_ud_send_only_vlan",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/Dot1Q(prio=3, vlan=100)/IPv6(src"
 	  "='fd00:1::1', dst='fd00:1::2', tc=0x6a, fl=0xabcde, hlim=64)/UDP(sport=0xc123, dport=479"
 	  "1, chksum=0)/BTH(opcode=0x64, dqpn=0x000001, psn=0x000001)/DETH(qkey=0x80010000, srcqp=0"
 	  "x000001)/Raw(bytes((7 * i + 1) & 0xff for i in range(256)))  # ICRC: icrc_zlib() in test"
 	  "s/gen/roce_layers.py (scapy 2.5 leaves IPv6 ICRCs zero)",
-	  vec_v6_ud_send_only_vlan, 346, 0x3e0c858b },
+	  vec_v6_ud_send_only_vlan, 346, 0x3e0c858b, 0 },
 	{ "v6_xrc_fetch_add",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IPv6(src='fd00:1::1', dst='fd00:"
 	  "1::2', tc=0x6a, fl=0xabcde, hlim=64)/UDP(sport=0xc123, dport=4791, chksum=0)/BTH(opcode="
 	  "0xb4, dqpn=0x0000bc, ackreq=1, psn=0x000700)/XRCETH(xrcsrq=0x000042)/AtomicETH(va=0x0000"
 	  "7f0000000010, rkey=0x00c0ffee, swap=1, comp=0)  # ICRC: icrc_zlib() in tests/gen/roce_la"
 	  "yers.py (scapy 2.5 leaves IPv6 ICRCs zero)",
-	  vec_v6_xrc_fetch_add, 110, 0x2d729d5f },
+	  vec_v6_xrc_fetch_add, 110, 0x2d729d5f, 0 },
 	{ "v6_uc_write_first_qinq",
 	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/Dot1AD(vlan=10)/Dot1Q(vlan=20)/I"
 	  "Pv6(src='fd00:1::1', dst='fd00:1::2', tc=0x6a, fl=0xabcde, hlim=64)/UDP(sport=0xc123, dp"
 	  "ort=4791, chksum=0x5555)/BTH(opcode=0x26, dqpn=0x00009a, psn=0x000800)/RETH(va=0x1000, r"
 	  "key=0x99, dmalen=2048)/Raw(bytes((7 * i + 1) & 0xff for i in range(1024)))  # ICRC: icrc"
 	  "_zlib() in tests/gen/roce_layers.py (scapy 2.5 leaves IPv6 ICRCs zero)",
-	  vec_v6_uc_write_first_qinq, 1126, 0x95e44266 },
+	  vec_v6_uc_write_first_qinq, 1126, 0x95e44266, 0 },
 	{ "v6_cnp",
 	  "Ether(dst='02:00:00:00:00:0a', src='02:00:00:00:00:0b')/IPv6(src='fd00:1::2', dst='fd00:"
 	  "1::1', tc=0xc0, fl=0x12345, hlim=64)/UDP(sport=0xd003, dport=4791, chksum=0)/cnp(0x00abc"
 	  "d)  # ICRC: icrc_zlib() in tests/gen/roce_layers.py (scapy 2.5 leaves IPv6 ICRCs zero)",
-	  vec_v6_cnp, 94, 0x48ceb31c },
+	  vec_v6_cnp, 94, 0x48ceb31c, 0 },
+	{ "v4_rc_flush",
+	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
+	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
+	  ")/BTH(opcode=0x1c, dqpn=0x000056, ackreq=1, psn=0x000900)/FETH(sel=1, plt=2)/RETH(va=0x0"
+	  "0007f0000002000, rkey=0x00c0ffee, dmalen=4096)  # ICRC: scapy",
+	  vec_v4_rc_flush, 78, 0x698dc727, 0 },
+	{ "v4_rc_atomic_write",
+	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
+	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
+	  ")/BTH(opcode=0x1d, dqpn=0x000056, ackreq=1, psn=0x000901)/RETH(va=0x00007f0000002008, rk"
+	  "ey=0x00c0ffee, dmalen=8)/Raw(bytes.fromhex('0123456789abcdef'))  # ICRC: scapy",
+	  vec_v4_rc_atomic_write, 82, 0x9c46810f, 0 },
+	{ "v6_rc_flush_vlan",
+	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/Dot1Q(vlan=7)/IPv6(src='fd00:1::"
+	  "1', dst='fd00:1::2', tc=0x6a, fl=0xabcde, hlim=64)/UDP(sport=0xc123, dport=4791, chksum="
+	  "0)/BTH(opcode=0x1c, dqpn=0x000056, ackreq=1, psn=0x000902)/FETH(plt=1)/RETH(va=0x1000, r"
+	  "key=0x99, dmalen=0)  # ICRC: icrc_zlib() in tests/gen/roce_layers.py (scapy 2.5 leaves I"
+	  "Pv6 ICRCs zero)",
+	  vec_v6_rc_flush_vlan, 102, 0x91fd0b7c, 0 },
+	{ "v6_rc_atomic_write",
+	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IPv6(src='fd00:1::1', dst='fd00:"
+	  "1::2', tc=0x6a, fl=0xabcde, hlim=64)/UDP(sport=0xc123, dport=4791, chksum=0)/BTH(opcode="
+	  "0x1d, dqpn=0x000056, ackreq=1, psn=0x000903)/RETH(va=0x2000, rkey=0x98, dmalen=8)/Raw(by"
+	  "tes(range(8)))  # ICRC: icrc_zlib() in tests/gen/roce_layers.py (scapy 2.5 leaves IPv6 I"
+	  "CRCs zero)",
+	  vec_v6_rc_atomic_write, 102, 0xa97a3a29, 0 },
+	{ "v6_rc_send_only_inv",
+	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IPv6(src='fd00:1::1', dst='fd00:"
+	  "1::2', tc=0x6a, fl=0xabcde, hlim=64)/UDP(sport=0xc123, dport=4791, chksum=0)/BTH(opcode="
+	  "0x17, dqpn=0x000012, ackreq=1, psn=0x000904)/IETH(rkey=0x00abcdef)/Raw(bytes((7 * i + 1)"
+	  " & 0xff for i in range(33)))  # ICRC: icrc_zlib() in tests/gen/roce_layers.py (scapy 2.5"
+	  " leaves IPv6 ICRCs zero)",
+	  vec_v6_rc_send_only_inv, 115, 0xb82d382a, 0 },
+	{ "v4_rc_send_only_0_padded",
+	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/IP(src='192.168.1.1', dst='192.1"
+	  "68.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc123, dport=4791, chksum=0"
+	  ")/BTH(opcode=0x04, dqpn=0x000012, ackreq=1, psn=0x000a00)  # ICRC: scapy  # then 2 bytes"
+	  " of Ethernet padding (0x00) to 60",
+	  vec_v4_rc_send_only_0_padded, 60, 0x15a89e55, 2 },
+	{ "v4_uc_send_last_0_vlan_padded",
+	  "Ether(dst='02:00:00:00:00:02', src='02:00:00:00:00:01')/Dot1Q(prio=3, vlan=100)/IP(src='"
+	  "192.168.1.1', dst='192.168.1.2', tos=0x6a, ttl=64, id=0x1c46, flags='DF')/UDP(sport=0xc1"
+	  "23, dport=4791, chksum=0)/BTH(opcode=0x22, dqpn=0x00009a, psn=0x000a01)  # ICRC: scapy  "
+	  "# then 2 bytes of Ethernet padding (0xa5) to 64",
+	  vec_v4_uc_send_last_0_vlan_padded, 64, 0xf96c9db3, 2 },
 };
 #define N_ICRC_VECTORS (sizeof(icrc_vectors) / sizeof(icrc_vectors[0]))
 
@@ -1695,6 +1822,8 @@ static const struct gen_opcode gen_opcodes[] = {
 	{ 0x14, 0, 40, "RC_FETCH_ADD", "atomiceth@12" },
 	{ 0x16, 1, 16, "RC_SEND_LAST_WITH_INVALIDATE", "ieth@12" },
 	{ 0x17, 1, 16, "RC_SEND_ONLY_WITH_INVALIDATE", "ieth@12" },
+	{ 0x1c, 0, 32, "RC_FLUSH", "feth@12 reth@16" },
+	{ 0x1d, 1, 28, "RC_ATOMIC_WRITE", "reth@12" },
 	{ 0x20, 1, 12, "UC_SEND_FIRST", "" },
 	{ 0x21, 1, 12, "UC_SEND_MIDDLE", "" },
 	{ 0x22, 1, 12, "UC_SEND_LAST", "" },
