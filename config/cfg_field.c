@@ -1,120 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Messages, JSON paths and the table-driven field parser (see cfg_priv.h).
+ * The table-driven field parser (see cfg_field.h).
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg_priv.h"
-
-/* Longest message kept; longer ones are cut (names in them are user text). */
-#define CFG_MSG_MAX 512
-
-const char *
-cfg_ip_str(const struct cfg_ip *ip, char buf[CFG_IP_STRLEN])
-{
-	if (cfg_ip_format(ip, buf, CFG_IP_STRLEN) < 0)
-		snprintf(buf, CFG_IP_STRLEN, "(invalid address)");
-	return buf;
-}
-
-/* Append the text of @p to @buf at *@pos, bounded by @len. */
-static void
-path_render(const struct cfg_path *p, char *buf, size_t len, size_t *pos)
-{
-	int w;
-
-	if (p == NULL)
-		return;
-	path_render(p->up, buf, len, pos);
-	if (*pos >= len)
-		return;
-	if (p->key != NULL)
-		w = snprintf(buf + *pos, len - *pos, "%s%s", *pos > 0 ? "." : "", p->key);
-	else
-		w = snprintf(buf + *pos, len - *pos, "[%" PRIu32 "]", p->idx);
-	if (w > 0)
-		*pos += (size_t)w;
-}
-
-static void
-msg_push(struct cfg_ld *ld, char *text)
-{
-	struct cfg_msg *m;
-
-	/*
-	 * A message must stay one line whatever the file holds: names and keys
-	 * are user text, and syntax errors quote the offending token.
-	 */
-	for (char *s = text; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-
-	if (ld->n_msg == ld->cap_msg) {
-		uint64_t cap = ld->cap_msg ? ld->cap_msg * 2 : 16;
-
-		m = realloc(ld->msg, cap * sizeof(*m));
-		if (m == NULL) {
-			ld->oom = true;
-			free(text);
-			return;
-		}
-		ld->msg = m;
-		ld->cap_msg = cap;
-	}
-	m = &ld->msg[ld->n_msg];
-	m->rank = ld->rank;
-	m->rec = ld->rec;
-	m->seq = ld->n_msg;
-	m->text = text;
-	ld->n_msg++;
-}
-
-static void
-msg_vadd(struct cfg_ld *ld, const char *prefix, const char *fmt, va_list ap)
-{
-	char *text = malloc(CFG_MSG_MAX);
-	size_t pos;
-	int w;
-
-	if (text == NULL) {
-		ld->oom = true;
-		return;
-	}
-	w = snprintf(text, CFG_MSG_MAX, "%s", prefix);
-	pos = w > 0 ? (size_t)w : 0;
-	if (pos < CFG_MSG_MAX)
-		vsnprintf(text + pos, CFG_MSG_MAX - pos, fmt, ap);
-	msg_push(ld, text);
-}
-
-void
-cfg_err(struct cfg_ld *ld, const struct cfg_path *path, const char *fmt, ...)
-{
-	char prefix[CFG_MSG_MAX], where[CFG_MSG_MAX];
-	size_t pos = 0;
-	va_list ap;
-
-	where[0] = '\0';
-	path_render(path, where, sizeof(where), &pos);
-	snprintf(prefix, sizeof(prefix), "%s: %s%s", ld->name, where, pos > 0 ? ": " : "");
-	va_start(ap, fmt);
-	msg_vadd(ld, prefix, fmt, ap);
-	va_end(ap);
-}
-
-void
-cfg_err_raw(struct cfg_ld *ld, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	msg_vadd(ld, "", fmt, ap);
-	va_end(ap);
-}
+#include "cfg_field.h"
+#include "cfg_util.h"
 
 /* Write the list of allowed names as "a", "b", "c" for a message. */
 static const char *
@@ -155,11 +49,12 @@ real_str(double d, char *buf, size_t len)
 }
 
 bool
-cfg_num_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path, uint64_t *out)
+cfg_num_parse(struct cfg_diag *dg, const struct cfg_jv *v, const struct cfg_path *path,
+	      uint64_t *out)
 {
 	if (cfg_j_is_int(v)) {
 		if (v->neg) {
-			cfg_err(ld, path, "-%" PRIu64 " is negative", v->v.u);
+			cfg_err(dg, path, "-%" PRIu64 " is negative", v->v.u);
 			return false;
 		}
 		*out = v->v.u;
@@ -168,7 +63,7 @@ cfg_num_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *
 	if (cfg_j_is_real(v)) {
 		char txt[32];
 
-		cfg_err(ld, path, "expected an integer, not the real number %s",
+		cfg_err(dg, path, "expected an integer, not the real number %s",
 			real_str(v->v.d, txt, sizeof(txt)));
 		return false;
 	}
@@ -178,7 +73,7 @@ cfg_num_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *
 		size_t i;
 
 		if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) {
-			cfg_err(ld, path, "\"%.64s\" is not a number "
+			cfg_err(dg, path, "\"%.64s\" is not a number "
 				"(use an integer or a \"0x\" hex string)", s);
 			return false;
 		}
@@ -186,23 +81,23 @@ cfg_num_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *
 			int d = cfg_hex_digit(s[i]);
 
 			if (d < 0) {
-				cfg_err(ld, path, "\"%.64s\" is not a hex number", s);
+				cfg_err(dg, path, "\"%.64s\" is not a hex number", s);
 				return false;
 			}
 			if (x > (UINT64_MAX >> 4)) {
-				cfg_err(ld, path, "\"%.64s\" does not fit in 64 bits", s);
+				cfg_err(dg, path, "\"%.64s\" does not fit in 64 bits", s);
 				return false;
 			}
 			x = x << 4 | (uint64_t)d;
 		}
 		if (i == 2) {
-			cfg_err(ld, path, "\"%s\" has no hex digits", s);
+			cfg_err(dg, path, "\"%s\" has no hex digits", s);
 			return false;
 		}
 		*out = x;
 		return true;
 	}
-	cfg_err(ld, path, "expected an integer or a \"0x\" hex string");
+	cfg_err(dg, path, "expected an integer or a \"0x\" hex string");
 	return false;
 }
 
@@ -218,7 +113,7 @@ num_text(const struct cfg_jv *v, uint64_t x, char *buf, size_t len)
 }
 
 static bool
-parse_uint(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
+parse_uint(struct cfg_diag *dg, const struct cfg_field *f, const struct cfg_jv *v,
 	   const struct cfg_path *path, void *at)
 {
 	uint64_t max = f->max;
@@ -227,18 +122,18 @@ parse_uint(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
 
 	if (max == 0)
 		max = f->size >= 8 ? UINT64_MAX : (1ull << (8 * f->size)) - 1;
-	if (!cfg_num_parse(ld, v, path, &x))
+	if (!cfg_num_parse(dg, v, path, &x))
 		return false;
 	if (x > max) {
-		cfg_err(ld, path, "%s is out of range (max %" PRIu64 ")",
+		cfg_err(dg, path, "%s is out of range (max %" PRIu64 ")",
 			num_text(v, x, txt, sizeof(txt)), max);
 		return false;
 	}
 	if (x < f->min) {
 		if (f->min == 1)
-			cfg_err(ld, path, "must be greater than 0");
+			cfg_err(dg, path, "must be greater than 0");
 		else
-			cfg_err(ld, path, "%s is out of range (min %" PRIu64 ")",
+			cfg_err(dg, path, "%s is out of range (min %" PRIu64 ")",
 				num_text(v, x, txt, sizeof(txt)), f->min);
 		return false;
 	}
@@ -252,20 +147,20 @@ parse_uint(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
 }
 
 static bool
-parse_qpn(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path, uint32_t *at)
+parse_qpn(struct cfg_diag *dg, const struct cfg_jv *v, const struct cfg_path *path, uint32_t *at)
 {
 	char txt[80];
 	uint64_t x;
 
-	if (!cfg_num_parse(ld, v, path, &x))
+	if (!cfg_num_parse(dg, v, path, &x))
 		return false;
 	if (x > CFG_QPN_MAX) {
-		cfg_err(ld, path, "%s is out of range (QPNs are 24-bit, max %u)",
+		cfg_err(dg, path, "%s is out of range (QPNs are 24-bit, max %u)",
 			num_text(v, x, txt, sizeof(txt)), CFG_QPN_MAX);
 		return false;
 	}
 	if (x < CFG_QPN_FIRST) {
-		cfg_err(ld, path, "QPN %" PRIu64 " is reserved (QPNs 0 and 1 are special)", x);
+		cfg_err(dg, path, "QPN %" PRIu64 " is reserved (QPNs 0 and 1 are special)", x);
 		return false;
 	}
 	*at = (uint32_t)x;
@@ -273,7 +168,7 @@ parse_qpn(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path
 }
 
 static bool
-parse_gbps(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
+parse_gbps(struct cfg_diag *dg, const struct cfg_field *f, const struct cfg_jv *v,
 	   const struct cfg_path *path, uint64_t *at)
 {
 	double g, bps;
@@ -288,11 +183,11 @@ parse_gbps(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
 	} else if (cfg_j_is_str(v)) {
 		uint64_t x;
 
-		if (!cfg_num_parse(ld, v, path, &x))
+		if (!cfg_num_parse(dg, v, path, &x))
 			return false;
 		g = (double)x;
 	} else {
-		cfg_err(ld, path, "expected a number of Gbit/s");
+		cfg_err(dg, path, "expected a number of Gbit/s");
 		return false;
 	}
 	/* For messages: an integer as written, "20000" rather than "2e+04". */
@@ -301,21 +196,21 @@ parse_gbps(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
 	else
 		real_str(g, txt, sizeof(txt));
 	if (!(g > 0)) {
-		cfg_err(ld, path, "%s must be greater than 0", txt);
+		cfg_err(dg, path, "%s must be greater than 0", txt);
 		return false;
 	}
 	bps = g * 1e9 + 0.5;
 	/* 2^64 is exactly representable; anything from there on does not fit. */
 	if (bps >= 18446744073709551616.0) {
-		cfg_err(ld, path, "%s is out of range", txt);
+		cfg_err(dg, path, "%s is out of range", txt);
 		return false;
 	}
 	if (bps < 1.0) {
-		cfg_err(ld, path, "%s is below 1 bit/s", txt);
+		cfg_err(dg, path, "%s is below 1 bit/s", txt);
 		return false;
 	}
 	if (f->max != 0 && (uint64_t)bps > f->max) {
-		cfg_err(ld, path, "%s is out of range (max %" PRIu64 ")", txt, f->max / 1000000000);
+		cfg_err(dg, path, "%s is out of range (max %" PRIu64 ")", txt, f->max / 1000000000);
 		return false;
 	}
 	*at = (uint64_t)bps;
@@ -323,19 +218,19 @@ parse_gbps(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
 }
 
 static bool
-parse_flags(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
+parse_flags(struct cfg_diag *dg, const struct cfg_field *f, const struct cfg_jv *v,
 	    const struct cfg_path *path, uint32_t *at)
 {
 	char list[256];
 	uint32_t bits = 0;
 	bool ok = true;
 	if (!cfg_j_is_arr(v)) {
-		cfg_err(ld, path, "expected an array of %s",
+		cfg_err(dg, path, "expected an array of %s",
 			names_str(f->names, list, sizeof(list)));
 		return false;
 	}
 	if (v->n == 0) {
-		cfg_err(ld, path, "must not be empty");
+		cfg_err(dg, path, "must not be empty");
 		return false;
 	}
 	for (uint32_t i = 0; i < v->n; i++) {
@@ -344,18 +239,18 @@ parse_flags(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v
 		int k;
 
 		if (!cfg_j_is_str(e)) {
-			cfg_err(ld, &ep, "expected one of %s",
+			cfg_err(dg, &ep, "expected one of %s",
 				names_str(f->names, list, sizeof(list)));
 			ok = false;
 			continue;
 		}
 		k = names_find(f->names, e->v.s);
 		if (k < 0) {
-			cfg_err(ld, &ep, "\"%.64s\" is not one of %s", e->v.s,
+			cfg_err(dg, &ep, "\"%.64s\" is not one of %s", e->v.s,
 				names_str(f->names, list, sizeof(list)));
 			ok = false;
 		} else if (bits & (1u << k)) {
-			cfg_err(ld, &ep, "\"%s\" is listed twice", f->names[k]);
+			cfg_err(dg, &ep, "\"%s\" is listed twice", f->names[k]);
 			ok = false;
 		} else {
 			bits |= 1u << k;
@@ -372,7 +267,7 @@ parse_flags(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v
  * a security rule should not silently widen or narrow it.
  */
 static bool
-parse_cidr(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *path,
+parse_cidr(struct cfg_diag *dg, const struct cfg_jv *v, const struct cfg_path *path,
 	   struct cfg_cidr *at)
 {
 	char buf[CFG_IP_STRLEN + 8], ips[CFG_IP_STRLEN];
@@ -382,7 +277,7 @@ parse_cidr(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *pat
 	size_t n;
 
 	if (!cfg_j_is_str(v)) {
-		cfg_err(ld, path, "expected an address prefix string such as \"192.168.1.0/24\"");
+		cfg_err(dg, path, "expected an address prefix string such as \"192.168.1.0/24\"");
 		return false;
 	}
 	s = v->v.s;
@@ -394,7 +289,7 @@ parse_cidr(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *pat
 		buf[n] = '\0';
 	}
 	if (n >= sizeof(buf) || cfg_ip_parse(buf, &r.ip) < 0) {
-		cfg_err(ld, path, "\"%.64s\" is not an IPv4 or IPv6 prefix (ADDR/LEN)", s);
+		cfg_err(dg, path, "\"%.64s\" is not an IPv4 or IPv6 prefix (ADDR/LEN)", s);
 		return false;
 	}
 	max = r.ip.ver == CFG_IPV4 ? 32 : 128;
@@ -404,12 +299,12 @@ parse_cidr(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *pat
 		const char *d = slash + 1;
 
 		if (*d == '\0' || strlen(d) > 3 || strspn(d, "0123456789") != strlen(d)) {
-			cfg_err(ld, path, "\"%.64s\": \"%.8s\" is not a prefix length", s, d);
+			cfg_err(dg, path, "\"%.64s\": \"%.8s\" is not a prefix length", s, d);
 			return false;
 		}
 		len = (unsigned)atoi(d);
 		if (len > max) {
-			cfg_err(ld, path, "\"%.64s\": prefix length %u is out of range (max %u for %s)",
+			cfg_err(dg, path, "\"%.64s\": prefix length %u is out of range (max %u for %s)",
 				s, len, max, r.ip.ver == CFG_IPV4 ? "IPv4" : "IPv6");
 			return false;
 		}
@@ -421,7 +316,7 @@ parse_cidr(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *pat
 
 			for (unsigned b = len; b < max; b++)
 				net.b[b / 8] &= (uint8_t)~(0x80u >> (b % 8));
-			cfg_err(ld, path, "\"%.64s\" has bits set beyond the prefix length "
+			cfg_err(dg, path, "\"%.64s\" has bits set beyond the prefix length "
 				"(the prefix is %s/%u)", s, cfg_ip_str(&net, ips), len);
 			return false;
 		}
@@ -431,7 +326,7 @@ parse_cidr(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *pat
 }
 
 bool
-cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_jv *v,
+cfg_value_parse(struct cfg_diag *dg, const struct cfg_field *f, const struct cfg_jv *v,
 		const struct cfg_path *path, void *dst)
 {
 	void *at = (char *)dst + f->off;
@@ -442,21 +337,20 @@ cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_j
 	switch (f->kind) {
 	case CFG_F_STR:
 	case CFG_F_ENUM:
-	case CFG_F_TENANT:
-	case CFG_F_PORT:
+	case CFG_F_REF:
 		if (!cfg_j_is_str(v)) {
-			cfg_err(ld, path, "expected a string");
+			cfg_err(dg, path, "expected a string");
 			return false;
 		}
 		s = v->v.s;
 		if (s[0] == '\0') {
-			cfg_err(ld, path, "must not be empty");
+			cfg_err(dg, path, "must not be empty");
 			return false;
 		}
 		if (f->names != NULL) {
 			k = names_find(f->names, s);
 			if (k < 0) {
-				cfg_err(ld, path, "\"%.64s\" is not one of %s", s,
+				cfg_err(dg, path, "\"%.64s\" is not one of %s", s,
 					names_str(f->names, list, sizeof(list)));
 				return false;
 			}
@@ -468,21 +362,11 @@ cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_j
 				return true;
 			}
 		}
-		if (f->kind == CFG_F_TENANT) {
-			k = cfg_ld_tenant_lookup(ld, s);
+		if (f->kind == CFG_F_REF) {
+			k = f->ref->lookup(dg->ref_ctx, s);
 			if (k < 0) {
-				if (!ld->quiet_tenants)
-					cfg_err(ld, path, "unknown tenant \"%.64s\"", s);
-				return false;
-			}
-			*(int *)at = k;
-			return true;
-		}
-		if (f->kind == CFG_F_PORT) {
-			k = cfg_ld_port_lookup(ld, s);
-			if (k < 0) {
-				if (!ld->quiet_ports)
-					cfg_err(ld, path, "unknown port \"%.64s\"", s);
+				if (k != CFG_REF_QUIET)
+					cfg_err(dg, path, "unknown %s \"%.64s\"", f->ref->what, s);
 				return false;
 			}
 			*(int *)at = k;
@@ -492,7 +376,7 @@ cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_j
 			char *copy = strdup(s);
 
 			if (copy == NULL) {
-				ld->oom = true;
+				dg->oom = true;
 				return false;
 			}
 			free(*(char **)at);
@@ -501,46 +385,46 @@ cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_j
 		return true;
 	case CFG_F_BOOL:
 		if (!cfg_j_is_bool(v)) {
-			cfg_err(ld, path, "expected true or false");
+			cfg_err(dg, path, "expected true or false");
 			return false;
 		}
 		*(bool *)at = v->v.u != 0;
 		return true;
 	case CFG_F_UINT:
-		return parse_uint(ld, f, v, path, at);
+		return parse_uint(dg, f, v, path, at);
 	case CFG_F_QPN:
-		return parse_qpn(ld, v, path, at);
+		return parse_qpn(dg, v, path, at);
 	case CFG_F_GBPS:
-		return parse_gbps(ld, f, v, path, at);
+		return parse_gbps(dg, f, v, path, at);
 	case CFG_F_IP:
 		if (!cfg_j_is_str(v)) {
-			cfg_err(ld, path, "expected an IP address string");
+			cfg_err(dg, path, "expected an IP address string");
 			return false;
 		}
 		if (cfg_ip_parse(v->v.s, at) < 0) {
-			cfg_err(ld, path, "\"%.64s\" is not an IPv4 or IPv6 address",
+			cfg_err(dg, path, "\"%.64s\" is not an IPv4 or IPv6 address",
 				v->v.s);
 			return false;
 		}
 		return true;
 	case CFG_F_MAC:
 		if (!cfg_j_is_str(v)) {
-			cfg_err(ld, path, "expected a MAC address string");
+			cfg_err(dg, path, "expected a MAC address string");
 			return false;
 		}
 		if (cfg_mac_parse(v->v.s, at) < 0) {
-			cfg_err(ld, path, "\"%.64s\" is not a MAC address (xx:xx:xx:xx:xx:xx)",
+			cfg_err(dg, path, "\"%.64s\" is not a MAC address (xx:xx:xx:xx:xx:xx)",
 				v->v.s);
 			return false;
 		}
 		return true;
 	case CFG_F_FLAGS:
-		return parse_flags(ld, f, v, path, at);
+		return parse_flags(dg, f, v, path, at);
 	case CFG_F_CIDR:
-		return parse_cidr(ld, v, path, at);
+		return parse_cidr(dg, v, path, at);
 	case CFG_F_ARRAY:
 		if (!cfg_j_is_arr(v)) {
-			cfg_err(ld, path, "expected an array");
+			cfg_err(dg, path, "expected an array");
 			return false;
 		}
 		return true;
@@ -548,12 +432,12 @@ cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_j
 		uint64_t ok, present;
 
 		if (!cfg_j_is_obj(v)) {
-			cfg_err(ld, path, "expected an object");
+			cfg_err(dg, path, "expected an object");
 			return false;
 		}
 		if (f->sub == NULL)
 			return true;
-		ok = cfg_obj_parse(ld, v, path, f->sub, f->n_sub, at, &present);
+		ok = cfg_obj_parse(dg, v, path, f->sub, f->n_sub, at, &present);
 		/* Valid when every key given is valid and none required is missing. */
 		for (unsigned i = 0; i < f->n_sub; i++)
 			if ((present & CFG_BIT(i)) ? !(ok & CFG_BIT(i)) : f->sub[i].required)
@@ -561,12 +445,12 @@ cfg_value_parse(struct cfg_ld *ld, const struct cfg_field *f, const struct cfg_j
 		return true;
 	}
 	}
-	cfg_err(ld, path, "internal error: unknown field kind %d", (int)f->kind);
+	cfg_err(dg, path, "internal error: unknown field kind %d", (int)f->kind);
 	return false;
 }
 
 uint64_t
-cfg_obj_parse(struct cfg_ld *ld, const struct cfg_jv *obj, const struct cfg_path *path,
+cfg_obj_parse(struct cfg_diag *dg, const struct cfg_jv *obj, const struct cfg_path *path,
 	      const struct cfg_field *tab, unsigned n, void *dst, uint64_t *present)
 {
 	uint64_t seen = 0, ok = 0;
@@ -592,20 +476,20 @@ cfg_obj_parse(struct cfg_ld *ld, const struct cfg_jv *obj, const struct cfg_path
 			}
 		}
 		if (i == n) {
-			cfg_err(ld, &kp, "unknown key");
+			cfg_err(dg, &kp, "unknown key");
 			continue;
 		}
 		seen |= CFG_BIT(i);
 		if (tab[i].has != 0)
 			*(bool *)((char *)dst + tab[i].has - 1) = true;
-		if (cfg_value_parse(ld, &tab[i], v, &kp, dst))
+		if (cfg_value_parse(dg, &tab[i], v, &kp, dst))
 			ok |= CFG_BIT(i);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		if (tab[i].required && !(seen & CFG_BIT(i))) {
 			struct cfg_path kp = { .up = path, .key = tab[i].key };
 
-			cfg_err(ld, &kp, "missing required key");
+			cfg_err(dg, &kp, "missing required key");
 		}
 	}
 	if (present != NULL)

@@ -3,11 +3,12 @@
  * Addresses, error lists, lookups on a loaded configuration, and cfg_free().
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cfg.h"
-#include "cfg_priv.h"
+#include "cfg_util.h"
 
 int
 cfg_ip_parse(const char *s, struct cfg_ip *ip)
@@ -55,6 +56,14 @@ cfg_ip_equal(const struct cfg_ip *a, const struct cfg_ip *b)
 	if (a->ver != b->ver)
 		return false;
 	return memcmp(a->b, b->b, a->ver == CFG_IPV4 ? 4 : 16) == 0;
+}
+
+const char *
+cfg_ip_str(const struct cfg_ip *ip, char buf[CFG_IP_STRLEN])
+{
+	if (cfg_ip_format(ip, buf, CFG_IP_STRLEN) < 0)
+		snprintf(buf, CFG_IP_STRLEN, "(invalid address)");
+	return buf;
 }
 
 int

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Helpers of cfg_util.c that the loader shares and that are not part of the
+ * library's interface (cfg.h).
+ */
+#ifndef CFG_UTIL_H
+#define CFG_UTIL_H
+
+#include "cfg.h"
+
+/* The value of the hexadecimal digit @ch, or -1 if it is not one. */
+int cfg_hex_digit(char ch);
+
+/*
+ * The address @ip as text for a message, written into @buf; always
+ * NUL-terminated, "(invalid address)" when @ip cannot be formatted.
+ */
+const char *cfg_ip_str(const struct cfg_ip *ip, char buf[CFG_IP_STRLEN]);
+
+#endif /* CFG_UTIL_H */
