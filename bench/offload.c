@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The MARK fast path: cycles per packet of dp_process_egress and
- * dp_process_ingress when the frame carries an rte_flow MARK naming its
+ * The MARK fast path: cycles per packet of the path (dp_process_frame, on
+ * the tenant side and on the fabric side) when the frame carries an rte_flow MARK naming its
  * connection (RTE_MBUF_F_RX_FDIR_ID, hash.fdir.hi = state id + 1: what a NIC
  * with a partial-offload rule delivers) and when it does not (the hash
  * lookups; on the fabric side also the host-IP check).
@@ -95,7 +95,7 @@ run_once(struct dp_lcore *lc, struct rte_mbuf *m, bool ingress, bool mark, uint6
 		m->data_len = m->pkt_len = lens[f];
 		m->ol_flags = flags;
 		m->hash.fdir.hi = marks[f];
-		why = ingress ? dp_process_ingress(lc, 0, m, &out) : dp_process_egress(lc, 1, m, &out);
+		why = dp_process_frame(lc, ingress ? 0 : 1, m, &out);
 		if (why != DP_DROP_NONE && !bad++)
 			fprintf(stderr, "drop: %s\n", dp_drop_names[why]);
 	}

@@ -94,6 +94,34 @@ struct dp_tenant_stats {
 	uint64_t drops;                        /* dropped, attributed to the tenant */
 };
 
+/*
+ * Stages of the per-packet path (path/dp_path.h), for the cycle profile
+ * that --stage-cycles N takes of one rx burst in N: X(ENUM, "name").
+ */
+#define DP_STAGES(X) \
+	X(RX, "rx") \
+	X(CLASSIFY, "classify") \
+	X(LOOKUP, "lookup") \
+	X(DECIDE, "decide") \
+	X(REWRITE, "rewrite") \
+	X(SHAPE, "shape") \
+	X(TX, "tx")
+
+enum dp_stage {
+#define DP_X_STAGE(e, n) DP_STAGE_##e,
+	DP_STAGES(DP_X_STAGE)
+#undef DP_X_STAGE
+	DP_STAGE_MAX
+};
+
+extern const char *const dp_stage_names[DP_STAGE_MAX];
+
+/* TSC cycles spent in each stage over the sampled bursts of one lcore. */
+struct dp_stage_prof {
+	uint64_t cycles[DP_STAGE_MAX];
+	uint64_t pkts, bursts;
+};
+
 /* Per-lcore counters. */
 struct dp_stats {
 	uint64_t rx_pkts[DP_MAX_PORTS], rx_bytes[DP_MAX_PORTS];
@@ -210,11 +238,6 @@ struct dp_rate_lcore {
 	struct rte_ring *cc_ring;         /* CNPs for connections this lcore paces, from other lcores */
 	struct dp_cnp_timer *timers;      /* deferred CNPs: a binary heap on due */
 	uint32_t n_timers, max_timers;
-	/* The frame in hand, as dp_process_egress() leaves it for the shaper. */
-	struct shaper_pkt sp;
-	bool sp_shaped;
-	uint8_t sp_l3, sp_mf;
-	uint16_t sp_tenant;
 	/* CNPs built during this burst, sent after it. */
 	uint16_t n_cnp;
 	struct rte_mbuf *cnp[DP_BURST];
@@ -231,7 +254,7 @@ struct dp_lcore {
 	struct dp_stats stats;
 	struct dp_tenant_stats *tenant_stats; /* [DP_MAX_TENANTS], by tenant slot */
 	volatile uint64_t last_rx_tsc;
-	uint32_t cur_tenant;              /* tenant slot of the frame in hand, for drops */
+	struct dp_stage_prof prof;        /* --stage-cycles; read by telemetry, torn totals tolerated */
 	uint64_t now;                     /* TSC at the start of this loop iteration */
 	struct rte_ring *nak_ring;        /* NAKs to send, from the control plane (dp_acl.h) */
 	volatile uint64_t naks_done;      /* NAK requests taken off nak_ring */
@@ -262,6 +285,7 @@ struct dp {
 	volatile bool quit;
 	volatile bool traffic_seen;
 	uint64_t tsc_hz;
+	uint32_t prof_every;               /* --stage-cycles: profile one rx burst in this many; 0 = off */
 	void (*housekeep)(void); /* periodic work of the main lcore: signals, idle exit */
 };
 
@@ -339,9 +363,25 @@ void dp_state_free_all(void);
 /* The forwarding loop of one lcore (rte_eal_remote_launch signature). */
 int dp_lcore_main(void *arg);
 
-/* Per-packet processing, exposed for the benchmarks. */
-enum dp_drop dp_process_egress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uint16_t *out_port);
-enum dp_drop dp_process_ingress(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uint16_t *out_port);
+/*
+ * Frames @pkts[0..n) (n <= DP_BURST) from port @in_port through the path up
+ * to its output (stages 1 to 4): the reason each is dropped into @why (or
+ * DP_DROP_NONE) and its output port into @out (DP_PORT_NONE: consumed).
+ * The caller frees the dropped ones and sends the rest.  For benchmarks and
+ * the fuzzer; the lcores run the same stages in dp_lcore_main().
+ */
+void dp_path_run(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf **pkts, uint16_t n, enum dp_drop *why,
+		 uint16_t *out);
+
+/* One frame through dp_path_run(): its drop reason, and its output port in @out_port. */
+static inline enum dp_drop
+dp_process_frame(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf *m, uint16_t *out_port)
+{
+	enum dp_drop why;
+
+	dp_path_run(lc, in_port, &m, 1, &why, out_port);
+	return why;
+}
 
 /* Sums over lcores. */
 void dp_stats_sum(struct dp_stats *sum);

@@ -36,7 +36,7 @@
 
 #include "dp.h"
 
-/* dp_process_*() sets *out_port to this for a frame it consumed (a CNP for the reaction point). */
+/* The output port of a frame the path consumed (a CNP for the reaction point). */
 #define DP_PORT_NONE 0xffffu
 
 /* Per-lcore shaper sizes, from the command line. */
@@ -82,15 +82,25 @@ dp_rate_port_blocked(struct dp_lcore *lc, uint32_t slot, uint64_t now)
 			      (tr->cc && shaper_tenant_full(lc->rate.sh2, slot, now)));
 }
 
+/* What the shaper needs of a frame, noted on the path (stage 4) for the output stage. */
+struct dp_shape_note {
+	struct shaper_pkt sp;
+	bool shaped;          /* its tenant is shaped: it goes through the shaper */
+	uint8_t l3, mf;
+	uint16_t tenant;      /* tenant slot */
+};
+
 /*
- * Note, for the frame in hand, what the shaper needs (dp_process_egress()
- * calls it on success).  @conn is the shaper id, @slot the tenant's.
+ * Note in @n what the shaper needs of a frame that is forwarded (n->shaped
+ * stays false when its tenant is not shaped).  @conn is the shaper id,
+ * @slot the tenant's.
  */
-void dp_rate_note(struct dp_lcore *lc, uint32_t conn, uint32_t slot, uint8_t *data,
+void dp_rate_note(struct dp_lcore *lc, struct dp_shape_note *n, uint32_t conn, uint32_t slot, uint8_t *data,
 		  const struct roce_pkt *pkt, bool hairpin);
 
-/* Queue the noted frame; DP_DROP_NONE or the reason it was refused. */
-enum dp_drop dp_rate_enqueue(struct dp_lcore *lc, struct rte_mbuf *m, uint16_t out_port);
+/* Queue frame @m as noted in @n; DP_DROP_NONE or the reason it was refused. */
+enum dp_drop dp_rate_enqueue(struct dp_lcore *lc, const struct dp_shape_note *n, struct rte_mbuf *m,
+			     uint16_t out_port);
 
 /*
  * Frames whose time has come, at most @max, with their output ports; drops

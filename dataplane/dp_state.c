@@ -9,6 +9,12 @@
 
 struct dp dp;
 
+const char *const dp_stage_names[DP_STAGE_MAX] = {
+#define DP_X_STAGE(e, n) [DP_STAGE_##e] = n,
+	DP_STAGES(DP_X_STAGE)
+#undef DP_X_STAGE
+};
+
 const char *const dp_drop_names[DP_DROP_MAX] = {
 	[DP_DROP_NONE] = "none",
 #define DP_X_PARSE(e, n, d) [DP_DROP_##e] = n,

@@ -140,12 +140,12 @@ struct ovl_conn {
 	uint8_t acl_allow[2];     /* CFG_OP_* allowed: [OVL_DIR_L2R] L's requests, [_R2L] R's */
 	bool acl_block;           /* nothing allowed either way: every frame is dropped */
 	uint32_t tenant;
+	uint32_t state;           /* the owner's stable id of its dynamic state */
 	struct ovl_rewrite egress;  /* L's frames toward R */
 	uint8_t r_host[16];
 	struct ovl_rewrite ingress; /* R's frames delivered to L */
 	uint32_t l, r;            /* qp indices: L local, R its peer */
 	uint64_t rate_bps;        /* configured cap of L, 0 if none */
-	uint32_t state;           /* the owner's stable id of its dynamic state */
 	uint32_t acl_rule[2][4];  /* the rule of each verdict, by direction and class bit */
 };
 
@@ -252,12 +252,14 @@ ovl_key_eq(const struct ovl_key *a, const struct ovl_key *b)
 	return ((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) | (a->w[2] ^ b->w[2])) == 0;
 }
 
-/* Value stored under @k, or OVL_NONE. */
+/*
+ * Value stored under @k, whose signature ovl_key_hash(k) | 1 is @sig, or
+ * OVL_NONE.  Callers that hash a burst of keys first (and prefetch their
+ * slots, &t->slots[sig & t->mask]) probe with this.
+ */
 static inline uint32_t
-ovl_table_lookup(const struct ovl_table *t, const struct ovl_key *k)
+ovl_table_probe(const struct ovl_table *t, const struct ovl_key *k, uint32_t sig)
 {
-	uint32_t sig = ovl_key_hash(k) | 1u;
-
 	for (uint32_t i = sig & t->mask;; i = (i + 1) & t->mask) {
 		const struct ovl_slot *s = &t->slots[i];
 
@@ -266,6 +268,13 @@ ovl_table_lookup(const struct ovl_table *t, const struct ovl_key *k)
 		if (s->sig == sig && ovl_key_eq(&s->key, k))
 			return s->val;
 	}
+}
+
+/* Value stored under @k, or OVL_NONE. */
+static inline uint32_t
+ovl_table_lookup(const struct ovl_table *t, const struct ovl_key *k)
+{
+	return ovl_table_probe(t, k, ovl_key_hash(k) | 1u);
 }
 
 /* Space values for the non-tenant key kinds. */

@@ -7,7 +7,8 @@
 #ifndef DP_DECIDE_H
 #define DP_DECIDE_H
 
-#include "dp.h"
+#include "dp_path.h"
+#include "dp_rewrite.h"
 
 /*
  * Message-level bookkeeping of requests.  A First or Only opens a message
@@ -57,11 +58,15 @@ transport_ok(uint8_t opcode, uint8_t qp_type)
 }
 
 /*
- * The owner's side of memory: translate an advertised RETH or AtomicETH to
- * the window the owner registered, checking bounds and access when the
- * tenant enforces them.  The change joins the ICRC difference @d.
+ * The owner's side of memory, in two steps.  dp_mr_check() (stage 3) finds
+ * the window an advertised RETH or AtomicETH of @p names among @tenant's
+ * memory regions owned by @owner_vip, checks bounds and access when the
+ * tenant enforces them, and notes the translation in @p (p->mr); a frame
+ * without either header, or an unknown window of a tenant that does not
+ * enforce, passes untranslated.  dp_mr_apply() (stage 4) writes the noted
+ * translation and adds its change to the ICRC difference @d.
  */
-enum dp_drop dp_mr_translate(struct dp_lcore *lc, const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip,
-			     unsigned alen, uint8_t *data, const struct roce_pkt *pkt, struct roce_icrc_delta *d);
+enum dp_drop dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p);
+void dp_mr_apply(struct dp_pkt *p, struct roce_icrc_delta *d);
 
 #endif /* DP_DECIDE_H */

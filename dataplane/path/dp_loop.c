@@ -1,30 +1,75 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The forwarding loop of one lcore: rx burst, each frame through its
- * direction's processing, then the shaper or the tx buffers, with a drain on
- * a TSC deadline.  See DESIGN.md "Packet paths" for what each direction does.
+ * The forwarding loop of one lcore: for each of its ports, an rx burst
+ * through the stages of dp_path.h, then the buffers that hold a burst sent;
+ * between polls, the NAKs and the frames the shapers release; on a 100 us
+ * TSC deadline, the rest of the tx buffers.  See DESIGN.md "Packet paths"
+ * for what each direction does.
  */
 #include <string.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
-#include <rte_prefetch.h>
 
 #include "dp_path.h"
 #include "dp_rate.h"
 
 /*
- * A dropped frame is charged to the tenant whose port it came from, or on
- * the fabric side to the tenant of the connection it was found to belong to.
+ * One rx burst of port @port through every stage.  With @timed (a constant
+ * at each call site, so the untimed copy carries no clock reads) the TSC is
+ * read between stages and the profile of the lcore (--stage-cycles) gains
+ * the differences.
  */
-static inline void
-count_drop(struct dp_lcore *lc, uint16_t in_port, enum dp_drop why)
+static __rte_always_inline void
+burst_run(struct dp_lcore *lc, uint16_t port, struct dp_txq *tq, uint64_t now, const bool timed)
 {
-	lc->stats.drops[why]++;
-	if (!dp.ports[in_port].uplink)
-		lc->tenant_stats[lc->ovl->tenants[lc->ovl->ports[in_port].tenant].slot].drops++;
-	else if (lc->cur_tenant != OVL_NONE)
-		lc->tenant_stats[lc->cur_tenant].drops++;
+	struct rte_mbuf *pkts[DP_BURST];
+	struct dp_burst b;
+	uint64_t t[DP_STAGE_MAX + 1], bytes = 0;
+	uint16_t nb;
+
+	if (timed)
+		t[0] = rte_rdtsc();
+	nb = rte_eth_rx_burst(dp.ports[port].port_id, 0, pkts, DP_BURST);
+	if (nb == 0)
+		return;
+	lc->last_rx_tsc = now;
+	dp.traffic_seen = true;
+	b.n = nb;
+	b.in_port = port;
+	b.uplink = dp.ports[port].uplink;
+	b.tenant = b.uplink ? 0 : lc->ovl->ports[port].tenant;
+	for (uint16_t k = 0; k < nb; k++) {
+		b.p[k].m = pkts[k];
+		bytes += pkts[k]->pkt_len;
+	}
+	lc->stats.rx_pkts[port] += nb;
+	lc->stats.rx_bytes[port] += bytes;
+	if (timed)
+		t[DP_STAGE_RX + 1] = rte_rdtsc();
+	dp_s1_classify(lc, &b);
+	if (timed)
+		t[DP_STAGE_CLASSIFY + 1] = rte_rdtsc();
+	dp_s2_lookup(lc, &b);
+	if (timed)
+		t[DP_STAGE_LOOKUP + 1] = rte_rdtsc();
+	dp_s3_decide(lc, &b);
+	if (timed)
+		t[DP_STAGE_DECIDE + 1] = rte_rdtsc();
+	dp_s4_rewrite(lc, &b);
+	if (timed)
+		t[DP_STAGE_REWRITE + 1] = rte_rdtsc();
+	dp_s5_shape(lc, &b, tq);
+	if (timed)
+		t[DP_STAGE_SHAPE + 1] = rte_rdtsc();
+	dp_s6_tx(lc, tq);
+	if (timed) {
+		t[DP_STAGE_TX + 1] = rte_rdtsc();
+		for (int s = 0; s < DP_STAGE_MAX; s++)
+			lc->prof.cycles[s] += t[s + 1] - t[s];
+		lc->prof.pkts += nb;
+		lc->prof.bursts++;
+	}
 }
 
 int
@@ -32,10 +77,11 @@ dp_lcore_main(void *arg)
 {
 	struct dp_lcore *lc = arg;
 	struct dp_txq tq[DP_MAX_PORTS];
-	struct rte_mbuf *pkts[DP_BURST];
 	const uint64_t drain_tsc = (rte_get_tsc_hz() + 9999) / 10000; /* 100 us */
 	uint64_t prev_tsc = rte_rdtsc();
 	const bool is_main = lc->lcore_id == rte_get_main_lcore();
+	const uint32_t prof_every = dp.prof_every;
+	uint32_t prof_tick = 0;
 
 	memset(tq, 0, sizeof(tq));
 	if (dp.qsv) {
@@ -63,44 +109,18 @@ dp_lcore_main(void *arg)
 			dp_tx_rate(lc, tq, now);
 		for (uint16_t i = 0; i < lc->n_rx; i++) {
 			uint16_t p = lc->rx_ports[i];
-			bool uplink = dp.ports[p].uplink;
-			uint16_t nb;
 
 			/* Backpressure: a tenant whose queues are full is not polled. */
-			if (!uplink && lc->rate.sh &&
+			if (!dp.ports[p].uplink && lc->rate.sh &&
 			    dp_rate_port_blocked(lc, lc->ovl->tenants[lc->ovl->ports[p].tenant].slot, now)) {
 				lc->stats.bp_skips++;
 				continue;
 			}
-			nb = rte_eth_rx_burst(dp.ports[p].port_id, 0, pkts, DP_BURST);
-			if (nb == 0)
-				continue;
-			lc->last_rx_tsc = now;
-			dp.traffic_seen = true;
-			lc->stats.rx_pkts[p] += nb;
-			for (uint16_t k = 0; k < nb; k++) {
-				struct rte_mbuf *m = pkts[k];
-				uint16_t out = 0;
-				enum dp_drop why;
-
-				if (k + 1 < nb)
-					rte_prefetch0(rte_pktmbuf_mtod(pkts[k + 1], void *));
-				lc->stats.rx_bytes[p] += m->pkt_len;
-				lc->cur_tenant = OVL_NONE;
-				lc->rate.sp_shaped = false;
-				why = uplink ? dp_process_ingress(lc, p, m, &out) : dp_process_egress(lc, p, m, &out);
-				if (likely(why == DP_DROP_NONE)) {
-					if (lc->rate.sp_shaped)
-						why = dp_rate_enqueue(lc, m, out);
-					else if (out == DP_PORT_NONE)
-						rte_pktmbuf_free(m);
-					else
-						dp_tx_enqueue(lc, tq, out, m);
-				}
-				if (unlikely(why != DP_DROP_NONE)) {
-					count_drop(lc, p, why);
-					rte_pktmbuf_free(m);
-				}
+			if (unlikely(prof_every) && ++prof_tick >= prof_every) {
+				prof_tick = 0;
+				burst_run(lc, p, tq, now, true);
+			} else {
+				burst_run(lc, p, tq, now, false);
 			}
 		}
 		if (unlikely(lc->rate.n_cnp))
@@ -117,4 +137,23 @@ dp_lcore_main(void *arg)
 		rte_rcu_qsbr_thread_unregister(dp.qsv, lc->idx);
 	}
 	return 0;
+}
+
+void
+dp_path_run(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf **pkts, uint16_t n, enum dp_drop *why,
+	    uint16_t *out)
+{
+	struct dp_burst b;
+
+	b.n = n;
+	b.in_port = in_port;
+	b.uplink = dp.ports[in_port].uplink;
+	b.tenant = b.uplink ? 0 : lc->ovl->ports[in_port].tenant;
+	for (uint16_t k = 0; k < n; k++)
+		b.p[k].m = pkts[k];
+	dp_path_stages(lc, &b);
+	for (uint16_t k = 0; k < n; k++) {
+		why[k] = (enum dp_drop)b.p[k].drop;
+		out[k] = b.p[k].out;
+	}
 }

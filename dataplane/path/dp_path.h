@@ -1,25 +1,92 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The per-packet path of one lcore, in the order a frame meets it: rx, the
- * direction's processing (dp_egress.c, dp_ingress.c, dp_ud.c), the shaper
- * (dp_shape.c) or the tx buffers (dp_tx.c).  dp_loop.c runs it.
+ * The per-packet path of one lcore, as stages over a whole rx burst, in the
+ * order a frame meets them:
+ *
+ *   dp_s1_classify.c  parse, first verdicts (GSI, not our host), the lookup
+ *                     key hashed and its table slot prefetched
+ *   dp_s2_lookup.c    the tables probed (or an rte_flow MARK read), the
+ *                     connection's record and state prefetched
+ *   dp_s3_decide.c    anti-spoofing, transport, ACL and revocation, DCQCN's
+ *                     notification and reaction points, message state, the
+ *                     memory check at the owner (UD frames: dp_ud.c)
+ *   dp_s4_rewrite.c   the connection's template, memory translation, the
+ *                     IPv4 checksum and the ICRC; tracking and counters
+ *   dp_s5_shape.c     each frame to the shaper or to a tx buffer; drops
+ *                     counted and freed, once per burst
+ *   dp_s6_tx.c        tx buffers, NAKs, what the shapers release
+ *
+ * dp_loop.c runs them.  Each stage takes the burst and works on the frames
+ * still alive (drop == DP_DROP_NONE and, from stage 4 on, not done); a frame
+ * dropped by a stage keeps its reason for stage 5.
  */
 #ifndef DP_PATH_H
 #define DP_PATH_H
 
+#include <rte_cycles.h>
+
 #include "dp.h"
+#include "dp_rate.h"
 
-/* UD frames (dp_ud.c): @qi is the QP the lookup found. */
-enum dp_drop dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t *data,
-			  const struct roce_pkt *pkt, uint32_t qi, uint16_t *out_port);
-enum dp_drop dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct roce_pkt *pkt,
-			   uint32_t qi, uint16_t *out_port);
+/* One frame of a burst as it moves through the stages. */
+struct dp_pkt {
+	struct rte_mbuf *m;
+	uint8_t *data;
+	struct roce_pkt pkt;      /* s1 */
+	struct ovl_key key;       /* s1: what s2 looks up */
+	uint32_t sig;             /* s1: its hash | 1; 0: nothing to look up */
+	uint32_t v;               /* s2: OVL_V_CONN | conn, OVL_V_QP | qp, or OVL_NONE */
+	uint32_t dqpn;            /* s1: BTH DestQP as received */
+	uint32_t tslot;           /* tenant slot a drop is charged to, or OVL_NONE */
+	uint16_t out;             /* output port index, or DP_PORT_NONE: consumed */
+	uint8_t drop;             /* enum dp_drop: DP_DROP_NONE while the frame lives */
+	uint8_t done;             /* s3 finished it (UD, a CNP consumed): s4 skips it */
+	uint8_t mr;               /* s3 found a RETH or AtomicETH to translate in s4 */
+	uint8_t mark;             /* s2: an rte_flow MARK named the connection */
+	uint32_t mr_rkey;         /* ... to this R_Key */
+	uint64_t mr_va;           /* ... and this address */
+	struct dp_shape_note note; /* s4: what the shaper needs, if shaped */
+};
 
-/* A small tx buffer per (lcore, port), flushed when full or on the drain tick (dp_tx.c). */
+/* A burst from one port. */
+struct dp_burst {
+	uint16_t n;
+	uint16_t in_port;         /* port index */
+	bool uplink;              /* from the fabric */
+	uint32_t tenant;          /* a tenant port's tenant (overlay index) */
+	struct dp_pkt p[DP_BURST];
+};
+
+static inline bool
+dp_pkt_live(const struct dp_pkt *p)
+{
+	return p->drop == DP_DROP_NONE;
+}
+
+/* The stages; see above. */
+void dp_s1_classify(struct dp_lcore *lc, struct dp_burst *b);
+void dp_s2_lookup(struct dp_lcore *lc, struct dp_burst *b);
+void dp_s3_decide(struct dp_lcore *lc, struct dp_burst *b);
+void dp_s4_rewrite(struct dp_lcore *lc, struct dp_burst *b);
+
+/*
+ * A tx buffer per (lcore, port) (dp_s6_tx.c): stage 5 fills it, stage 6
+ * sends every buffer that holds a burst, the drain tick sends the rest.  It
+ * holds two bursts, so that stage 5 never has to send in the middle of one.
+ */
+#define DP_TXQ_CAP (2 * DP_BURST)
+
 struct dp_txq {
 	uint16_t n;
-	struct rte_mbuf *pkts[DP_BURST];
+	struct rte_mbuf *pkts[DP_TXQ_CAP];
 };
+
+void dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq);
+
+/* UD frames (dp_ud.c), from stage 3: checked, renamed and counted at once. */
+enum dp_drop dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct dp_pkt *p,
+			  uint32_t qi);
+enum dp_drop dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, uint32_t qi);
 
 void dp_tx_flush(struct dp_lcore *lc, uint16_t p, struct dp_txq *q);
 void dp_tx_flush_all(struct dp_lcore *lc, struct dp_txq *tq);
@@ -30,14 +97,27 @@ dp_tx_enqueue(struct dp_lcore *lc, struct dp_txq *tq, uint16_t p, struct rte_mbu
 	struct dp_txq *q = &tq[p];
 
 	q->pkts[q->n++] = m;
-	if (q->n == DP_BURST)
+	if (unlikely(q->n == DP_TXQ_CAP))
 		dp_tx_flush(lc, p, q);
 }
+
+/* Stage 6: send every buffer that holds at least a burst. */
+void dp_s6_tx(struct dp_lcore *lc, struct dp_txq *tq);
 
 /* The NAKs the control plane asked for (dp_acl.h), on this lcore's own tx queues. */
 void dp_tx_naks(struct dp_lcore *lc, struct dp_txq *tq);
 
 /* Frames the shapers release now, and the CNPs built during the burst. */
 void dp_tx_rate(struct dp_lcore *lc, struct dp_txq *tq, uint64_t now);
+
+/* Stage 1 to 4 over @b: what dp_loop.c and dp_path_run() share. */
+static inline void
+dp_path_stages(struct dp_lcore *lc, struct dp_burst *b)
+{
+	dp_s1_classify(lc, b);
+	dp_s2_lookup(lc, b);
+	dp_s3_decide(lc, b);
+	dp_s4_rewrite(lc, b);
+}
 
 #endif /* DP_PATH_H */

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The shapers on the per-packet path: what a frame is charged, its entry into
- * the lcore's shaper, and what leaves it (stage 2 of a DCQCN tenant, the
- * congestion point's marks, removed connections' frames).  dp_rate.h
- * explains the stages.
+ * Stage 5, shape: each frame of the burst goes to its tenant's shaper or
+ * straight to the tx buffer of its port; the drops of every stage are
+ * counted and their mbufs freed, once per burst.  Also the rest of the
+ * shapers' per-packet work: what a frame is charged, and what leaves the
+ * shapers (stage 2 of a DCQCN tenant, the congestion point's marks, removed
+ * connections' frames).  dp_rate.h explains the shapers' stages.
  */
 #include <rte_ring.h>
 
+#include "dp_path.h"
 #include "dp_rate_int.h"
 
 /* A READ response is counted as packets of this many payload bytes. */
@@ -17,16 +20,16 @@
 /* ---- The frame in hand ---- */
 
 void
-dp_rate_note(struct dp_lcore *lc, uint32_t conn, uint32_t slot, uint8_t *data,
+dp_rate_note(struct dp_lcore *lc, struct dp_shape_note *n, uint32_t conn, uint32_t slot, uint8_t *data,
 	     const struct roce_pkt *pkt, bool hairpin)
 {
 	struct dp_rate_lcore *r = &lc->rate;
-	struct shaper_pkt *sp = &r->sp;
+	struct shaper_pkt *sp = &n->sp;
 	uint16_t f = pkt->flags;
 
 	if (!r->sh || !r->tenants[slot].shaped)
 		return;
-	r->sp_shaped = true;
+	n->shaped = true;
 	sp->conn = conn;
 	sp->charge = 0;
 	sp->flags = 0;
@@ -54,29 +57,30 @@ dp_rate_note(struct dp_lcore *lc, uint32_t conn, uint32_t slot, uint8_t *data,
 					pkt->bth_off + (uint32_t)sizeof(struct roce_bth) + READ_RESP_TRAILER, 0) +
 					pkt->frame_len, UINT32_MAX);
 	}
-	r->sp_l3 = (uint8_t)pkt->l3_off;
-	r->sp_mf = (uint8_t)((pkt->ip_ver == 6 ? MF_V6 : 0) |
+	n->l3 = (uint8_t)pkt->l3_off;
+	n->mf = (uint8_t)((pkt->ip_ver == 6 ? MF_V6 : 0) |
 			     (r->tenants[slot].cc ? MF_CC | (hairpin ? 0 : MF_CP) : 0));
-	r->sp_tenant = (uint16_t)slot;
+	n->tenant = (uint16_t)slot;
 }
 
 
 enum dp_drop
-dp_rate_enqueue(struct dp_lcore *lc, struct rte_mbuf *m, uint16_t out_port)
+dp_rate_enqueue(struct dp_lcore *lc, const struct dp_shape_note *n, struct rte_mbuf *m, uint16_t out_port)
 {
 	struct dp_rate_lcore *r = &lc->rate;
 	struct dp_mbuf_meta *mm = meta_of(m);
+	struct shaper_pkt sp = n->sp;
 	enum shaper_verdict v;
 
-	r->sp.cookie = (uintptr_t)m;
-	r->sp.bytes = m->pkt_len;
-	mm->charge = r->sp.charge;
+	sp.cookie = (uintptr_t)m;
+	sp.bytes = m->pkt_len;
+	mm->charge = sp.charge;
 	mm->out_port = out_port;
-	mm->tenant = r->sp_tenant;
-	mm->l3_off = r->sp_l3;
-	mm->flags = r->sp_mf;
+	mm->tenant = n->tenant;
+	mm->l3_off = n->l3;
+	mm->flags = n->mf;
 	/* With DCQCN, stage 1's tenant has no bucket: the charge is kept for stage 2. */
-	v = shaper_enqueue(r->sh, &r->sp, lc->now);
+	v = shaper_enqueue(r->sh, &sp, lc->now);
 	if (v == SHAPER_OK)
 		lc->stats.shaped++;
 	return verdict_drop(v);
@@ -231,3 +235,40 @@ dp_rate_idle(const struct dp_lcore *lc)
 	return a.items_used == 0 && b.items_used == 0;
 }
 
+
+void
+dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
+{
+	struct rte_mbuf *dead[DP_BURST];
+	uint16_t n_dead = 0;
+
+	for (uint16_t i = 0; i < b->n; i++) {
+		struct dp_pkt *p = &b->p[i];
+		enum dp_drop why = (enum dp_drop)p->drop;
+
+		if (likely(why == DP_DROP_NONE)) {
+			if (p->note.shaped) {
+				why = dp_rate_enqueue(lc, &p->note, p->m, p->out);
+				if (likely(why == DP_DROP_NONE))
+					continue;
+			} else if (likely(p->out != DP_PORT_NONE)) {
+				dp_tx_enqueue(lc, tq, p->out, p->m);
+				continue;
+			} else {
+				dead[n_dead++] = p->m;
+				continue;
+			}
+		}
+		/*
+		 * A drop is charged to the tenant whose port the frame came from, or
+		 * on the fabric side to the tenant of the connection it was found to
+		 * belong to.
+		 */
+		lc->stats.drops[why]++;
+		if (p->tslot != OVL_NONE)
+			lc->tenant_stats[p->tslot].drops++;
+		dead[n_dead++] = p->m;
+	}
+	if (n_dead)
+		rte_pktmbuf_free_bulk(dead, n_dead);
+}

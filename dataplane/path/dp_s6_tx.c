@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The tx side of an lcore: buffered tx per port, NAKs, what the shapers release. */
+/*
+ * Stage 6, tx: the tx buffers of an lcore, one per port, sent when they hold
+ * a burst (after each rx burst) or on the drain tick; the NAKs of a
+ * revocation and what the shapers release join them.
+ */
 #include <rte_ethdev.h>
 
 #include "dp_acl.h"
@@ -14,14 +18,25 @@ dp_tx_flush(struct dp_lcore *lc, uint16_t p, struct dp_txq *q)
 	/* Retry a bounded number of times: a slow peer is backpressure, not loss. */
 	for (int tries = 0; sent < q->n && tries < 64; tries++)
 		sent += rte_eth_tx_burst(dp.ports[p].port_id, lc->idx, q->pkts + sent, q->n - sent);
+	uint64_t bytes = 0;
+
 	for (uint16_t i = 0; i < sent; i++)
-		lc->stats.tx_bytes[p] += q->pkts[i]->pkt_len;
+		bytes += q->pkts[i]->pkt_len;
+	lc->stats.tx_bytes[p] += bytes;
 	lc->stats.tx_pkts[p] += sent;
 	if (unlikely(sent < q->n)) {
 		lc->stats.drops[DP_DROP_TX_FAILED] += q->n - sent;
 		rte_pktmbuf_free_bulk(q->pkts + sent, q->n - sent);
 	}
 	q->n = 0;
+}
+
+void
+dp_s6_tx(struct dp_lcore *lc, struct dp_txq *tq)
+{
+	for (uint16_t p = 0; p < dp.n_ports; p++)
+		if (tq[p].n >= DP_BURST)
+			dp_tx_flush(lc, p, &tq[p]);
 }
 
 void

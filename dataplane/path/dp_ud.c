@@ -36,9 +36,10 @@ ud_rename(uint8_t *data, const struct roce_pkt *pkt, const uint8_t *eth, const u
 }
 
 enum dp_drop
-dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t *data, const struct roce_pkt *pkt,
-	  uint32_t qi, uint16_t *out_port)
+dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct dp_pkt *p, uint32_t qi)
 {
+	uint8_t *data = p->data;
+	const struct roce_pkt *pkt = &p->pkt;
 	const struct ovl_qp *r = &o->qps[qi], *l;
 	const struct ovl_endpoint *re = &o->endpoints[r->endpoint], *le;
 	const struct roce_deth *deth = roce_pkt_ext(pkt, data, ROCE_EXT_DETH);
@@ -67,13 +68,13 @@ dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t
 		ud_rename(data, pkt, re->eth, le->host.b, re->host.b, r->pqpn, l->pqpn, &d);
 	}
 	frame_finish(data, pkt, &d);
-	*out_port = re->out_port;
+	p->out = re->out_port;
 
 	uint32_t slot = o->tenants[r->tenant].slot;
 	struct dp_tenant_stats *ts = &lc->tenant_stats[slot];
 
 	/* A tenant's UD frames share one shaper queue: dp_rate.h. */
-	dp_rate_note(lc, dp.conn_cap + slot, slot, data, pkt, r->local);
+	dp_rate_note(lc, &p->note, dp.conn_cap + slot, slot, data, pkt, r->local);
 
 	ts->egress_pkts++;
 	ts->egress_bytes += pkt->frame_len;
@@ -88,9 +89,10 @@ dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, uint8_t
 }
 
 enum dp_drop
-dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct roce_pkt *pkt, uint32_t qi,
-	   uint16_t *out_port)
+dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, uint32_t qi)
 {
+	uint8_t *data = p->data;
+	const struct roce_pkt *pkt = &p->pkt;
 	const struct ovl_qp *l = &o->qps[qi], *r;
 	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re;
 	const struct roce_deth *deth = roce_pkt_ext(pkt, data, ROCE_EXT_DETH);
@@ -99,7 +101,7 @@ dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const str
 
 	if (!l->local)
 		return DP_DROP_NO_CONNECTION;
-	lc->cur_tenant = o->tenants[l->tenant].slot;
+	p->tslot = o->tenants[l->tenant].slot;
 	if (!deth)
 		return DP_DROP_TYPE_MISMATCH;
 	/* The sender is a remote QP of the same tenant; local ones use the hairpin. */
@@ -114,9 +116,9 @@ dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const str
 	roce_icrc_delta_init(&d);
 	ud_rename(data, pkt, le->eth, re->vip.b, le->vip.b, l->vqpn, r->vqpn, &d);
 	frame_finish(data, pkt, &d);
-	*out_port = le->out_port;
-	lc->tenant_stats[lc->cur_tenant].ingress_pkts++;
-	lc->tenant_stats[lc->cur_tenant].ingress_bytes += pkt->frame_len;
+	p->out = le->out_port;
+	lc->tenant_stats[p->tslot].ingress_pkts++;
+	lc->tenant_stats[p->tslot].ingress_bytes += pkt->frame_len;
 	lc->stats.fwd_ingress++;
 	return DP_DROP_NONE;
 }

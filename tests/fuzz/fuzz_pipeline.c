@@ -18,7 +18,7 @@
  *   then records      flags (1 byte), length (2 bytes, little endian), frame
  *     flags bits 0-3  the port the frame arrives on (modulo the port count,
  *                     configuration order): an uplink goes through
- *                     dp_process_ingress(), a tenant port dp_process_egress()
+ *                     the fabric side of dp_process_frame(), a tenant port its tenant side
  *     flags bit 4     seal the frame first, if it parses: a correct IPv4
  *                     header checksum and ICRC, so that the fuzzer need not
  *                     learn CRC-32 to reach the rename path
@@ -327,10 +327,8 @@ one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len
 		m->ol_flags |= RTE_MBUF_F_RX_FDIR | RTE_MBUF_F_RX_FDIR_ID;
 		m->hash.fdir.hi = mark;
 	}
-	F.lc.cur_tenant = OVL_NONE;
 	F.lc.now = rte_rdtsc();
-	why = ip->uplink ? dp_process_ingress(&F.lc, port, m, &out_port) :
-			   dp_process_egress(&F.lc, port, m, &out_port);
+	why = dp_process_frame(&F.lc, port, m, &out_port);
 	CHECK((unsigned)why < DP_DROP_MAX, "verdict %d", (int)why);
 	if (why != DP_DROP_NONE) {
 		rte_pktmbuf_free(m);

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Stage 2, look up: probe the slot stage 1 prefetched for every frame, then
+ * prefetch what stage 3 reads of the connection found (its record and its
+ * direction's half of the dynamic state).  Two passes, so that each miss of
+ * a burst overlaps the others instead of waiting on its own.
+ */
+#include <rte_prefetch.h>
+
+#include "dp_path.h"
+#include "dp_rewrite.h"
+
+/* A tenant frame that matches nothing: to no endpoint of its tenant, or to no QP of it. */
+static inline enum dp_drop
+egress_miss(const struct ovl *o, uint32_t tenant, const struct dp_pkt *p)
+{
+	return ovl_lookup_endpoint(o, tenant, ip_dst(p->data, &p->pkt), ip_addr_len(&p->pkt)) == OVL_NONE ?
+	       DP_DROP_WRONG_TENANT : DP_DROP_NO_CONNECTION;
+}
+
+void
+dp_s2_lookup(struct dp_lcore *lc, struct dp_burst *b)
+{
+	const struct ovl *o = lc->ovl;
+	const struct ovl_table *t = b->uplink ? &o->by_fabric : &o->by_tenant;
+	uint64_t mark_hits = 0;
+
+	/* Pass 1: the probes; a connection's record is prefetched as it is found. */
+	for (uint16_t i = 0; i < b->n; i++) {
+		struct dp_pkt *p = &b->p[i];
+
+		if (!dp_pkt_live(p))
+			continue;
+		if (p->mark) {
+			mark_hits++;
+		} else {
+			p->v = ovl_table_probe(t, &p->key, p->sig);
+			if (unlikely(p->v == OVL_NONE)) {
+				p->drop = b->uplink ? DP_DROP_NO_CONNECTION : egress_miss(o, b->tenant, p);
+				continue;
+			}
+		}
+		if (likely(!(p->v & OVL_V_QP))) {
+			const uint8_t *c = (const uint8_t *)&o->conns[OVL_V_IDX(p->v)];
+
+			rte_prefetch0(c);
+			rte_prefetch0(c + RTE_CACHE_LINE_SIZE);
+			if (b->uplink)
+				rte_prefetch0(c + 2 * RTE_CACHE_LINE_SIZE);
+		}
+	}
+	lc->stats.mark_hits += mark_hits;
+	/* Pass 2: the half of the dynamic state this direction writes. */
+	for (uint16_t i = 0; i < b->n; i++) {
+		const struct dp_pkt *p = &b->p[i];
+		struct dp_conn_state *st;
+
+		if (!dp_pkt_live(p) || (p->v & OVL_V_QP))
+			continue;
+		st = dp_conn_state(o->conns[OVL_V_IDX(p->v)].state);
+		rte_prefetch0(b->uplink ? (void *)&st->ingress : (void *)&st->egress);
+	}
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Stage 3, decide: everything that can refuse a frame once its connection is
+ * known.  Anti-spoofing (only L, from its own port and MAC, speaks for L;
+ * only R's host speaks for R), the opcode's transport against the QP's, the
+ * ACL and revocation, DCQCN's notification and reaction points (fabric
+ * side), and the message-level decisions at the First or Only packet of a
+ * request, kept on the connection for its Middle and Last packets: the
+ * ACL's verdict on the operation and, at the memory's owner, the R_Key and
+ * bounds check.  UD frames, which have no connection, are finished here
+ * (dp_ud.c).  Nothing is rewritten yet, except CE cleared by the
+ * notification point.
+ */
+#include "dp_acl.h"
+#include "dp_decide.h"
+#include "dp_path.h"
+#include "dp_rewrite.h"
+
+/* The first packet of a request message: its decisions, kept on half @s. */
+static inline enum dp_drop
+msg_decide(const struct ovl *o, const struct ovl_conn *c, struct dp_dir_state *s, struct dp_pkt *p,
+	   unsigned dir, bool owner, const uint8_t *owner_vip)
+{
+	enum dp_drop verdict = DP_DROP_NONE;
+
+	if (msg_first(&p->pkt)) {
+		if (unlikely(!dp_acl_msg_allowed(c, dir, p->pkt.flags)))
+			verdict = DP_DROP_ACL_DENIED;
+		else if (owner)
+			verdict = dp_mr_check(o, c->tenant, owner_vip, p);
+		msg_open(s, &p->pkt, verdict);
+	} else if (p->pkt.flags & ROCE_OPF_REQ) {
+		verdict = msg_continue(s, &p->pkt);
+	}
+	return verdict;
+}
+
+static void
+decide_egress(struct dp_lcore *lc, struct dp_burst *b)
+{
+	const struct ovl *o = lc->ovl;
+
+	for (uint16_t i = 0; i < b->n; i++) {
+		struct dp_pkt *p = &b->p[i];
+
+		if (!dp_pkt_live(p))
+			continue;
+		if (unlikely(p->v & OVL_V_QP)) {
+			p->drop = (uint8_t)dp_ud_egress(lc, o, b->in_port, p, OVL_V_IDX(p->v));
+			p->done = 1;
+			continue;
+		}
+
+		const struct ovl_conn *c = &o->conns[OVL_V_IDX(p->v)];
+		struct dp_dir_state *s = &dp_conn_state(c->state)->egress;
+		unsigned alen = ip_addr_len(&p->pkt);
+		enum dp_drop verdict;
+
+		if (unlikely(c->l_port != b->in_port || !dp_addr_eq(ip_src(p->data, &p->pkt), c->l_vip, alen) ||
+			     !dp_mac_eq(p->data + 6, c->l_mac))) {
+			p->drop = DP_DROP_SPOOFED_SOURCE;
+			continue;
+		}
+		if (unlikely(!transport_ok(p->pkt.opcode, c->l_type))) {
+			p->drop = DP_DROP_TYPE_MISMATCH;
+			continue;
+		}
+		dp_acl_seen(s, lc->now);
+		verdict = dp_acl_conn_check(c, s);
+		/* A hairpin's memory owner is this host too: R's window is checked here. */
+		if (likely(verdict == DP_DROP_NONE))
+			verdict = msg_decide(o, c, s, p, OVL_DIR_L2R, c->hairpin, ip_dst(p->data, &p->pkt));
+		p->drop = (uint8_t)verdict;
+	}
+}
+
+static void
+decide_ingress(struct dp_lcore *lc, struct dp_burst *b)
+{
+	const struct ovl *o = lc->ovl;
+
+	for (uint16_t i = 0; i < b->n; i++) {
+		struct dp_pkt *p = &b->p[i];
+
+		if (!dp_pkt_live(p))
+			continue;
+		if (unlikely(p->v & OVL_V_QP)) {
+			p->drop = (uint8_t)dp_ud_ingress(lc, o, p, OVL_V_IDX(p->v));
+			p->done = 1;
+			continue;
+		}
+
+		uint32_t ci = OVL_V_IDX(p->v);
+		const struct ovl_conn *c = &o->conns[ci];
+		struct dp_dir_state *s = &dp_conn_state(c->state)->ingress;
+		enum dp_drop verdict;
+
+		p->tslot = o->tenants[c->tenant].slot;
+		/*
+		 * Only R's host speaks for R, and a local R never speaks through the
+		 * fabric: traffic between two QPs of this host is the switch's own
+		 * hairpin, so a fabric frame claiming it is forged.
+		 */
+		if (unlikely(c->hairpin || !dp_addr_eq(ip_src(p->data, &p->pkt), c->r_host, ip_addr_len(&p->pkt)))) {
+			p->drop = DP_DROP_SPOOFED_SOURCE;
+			continue;
+		}
+		if (unlikely(!transport_ok(p->pkt.opcode, c->l_type))) {
+			p->drop = DP_DROP_TYPE_MISMATCH;
+			continue;
+		}
+		dp_acl_seen(s, lc->now);
+		verdict = dp_acl_conn_check(c, s);
+		if (unlikely(verdict != DP_DROP_NONE)) {
+			p->drop = (uint8_t)verdict;
+			continue;
+		}
+		/* DCQCN: CE marks answered with CNPs, CNPs taken by the reaction point. */
+		if (unlikely(lc->rate.cc_any) && dp_cc_ingress(lc, o, ci, p->data, &p->pkt)) {
+			s->pkts++;
+			s->bytes += p->pkt.frame_len;
+			p->out = DP_PORT_NONE;
+			p->done = 1;
+			continue;
+		}
+		p->drop = (uint8_t)msg_decide(o, c, s, p, OVL_DIR_R2L, true, c->l_vip);
+	}
+}
+
+void
+dp_s3_decide(struct dp_lcore *lc, struct dp_burst *b)
+{
+	if (b->uplink)
+		decide_ingress(lc, b);
+	else
+		decide_egress(lc, b);
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Stage 4, rewrite: apply the connection's template for its direction (MACs,
+ * addresses, DestQP, the IPv4 checksum difference and the ICRC difference
+ * precomputed for it), the memory translation stage 3 noted, and seal the
+ * frame with its new ICRC.  Then the bookkeeping of a forwarded frame:
+ * request and answer tracking, counters, what the shaper needs, and the
+ * output port.  Counters are summed in locals and written once per run of
+ * frames of one connection, and once per burst for the lcore.
+ */
+#include "dp_acl.h"
+#include "dp_decide.h"
+#include "dp_path.h"
+#include "dp_rewrite.h"
+
+/*
+ * Where the answers to L's requests on the hairpin @c are recorded: R's
+ * frames travel on R's own connection, whose egress half records them.
+ */
+static struct dp_dir_state *
+answers_of_hairpin(const struct ovl *o, const struct ovl_conn *c, struct dp_conn_state *st)
+{
+	uint32_t pc = o->qps[c->r].conn;
+
+	return pc == OVL_NONE ? &st->ingress : &dp_conn_state(o->conns[pc].state)->egress;
+}
+
+/* A run of frames of one connection half: its packet and byte counts, written when the run ends. */
+struct run {
+	struct dp_dir_state *s;
+	uint64_t pkts, bytes;
+};
+
+static inline void
+run_add(struct run *r, struct dp_dir_state *s, uint32_t bytes)
+{
+	if (r->s != s) {
+		if (r->s) {
+			r->s->pkts += r->pkts;
+			r->s->bytes += r->bytes;
+		}
+		r->s = s;
+		r->pkts = r->bytes = 0;
+	}
+	r->pkts++;
+	r->bytes += bytes;
+}
+
+static inline void
+run_end(struct run *r)
+{
+	if (r->s) {
+		r->s->pkts += r->pkts;
+		r->s->bytes += r->bytes;
+	}
+}
+
+/* The template and the noted translation applied, the frame sealed. */
+static inline void
+rename_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_translated)
+{
+	struct roce_icrc_delta d;
+
+	roce_icrc_delta_init(&d);
+	rewrite_apply(p->data, &p->pkt, rw, &d);
+	if (unlikely(p->mr)) {
+		dp_mr_apply(p, &d);
+		(*mr_translated)++;
+	}
+	frame_finish(p->data, &p->pkt, &d);
+}
+
+static void
+rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
+{
+	const struct ovl *o = lc->ovl;
+	uint32_t slot = o->tenants[b->tenant].slot;
+	uint64_t fwd = 0, hairpin = 0, cnp = 0, mr = 0, bytes = 0, hp_bytes = 0;
+	struct run run = { 0 };
+
+	for (uint16_t i = 0; i < b->n; i++) {
+		struct dp_pkt *p = &b->p[i];
+
+		if (!dp_pkt_live(p) || p->done)
+			continue;
+
+		const struct ovl_conn *c = &o->conns[OVL_V_IDX(p->v)];
+		struct dp_conn_state *st = dp_conn_state(c->state);
+		uint32_t len = p->pkt.frame_len;
+
+		rename_frame(p, &c->egress, &mr);
+		/* Answers to L's requests come back on the ingress half, or on R's own connection for a hairpin. */
+		dp_acl_track(&st->egress, likely(!c->hairpin) ? &st->ingress : answers_of_hairpin(o, c, st),
+			     &p->pkt, p->data);
+		run_add(&run, &st->egress, len);
+		bytes += len;
+		if (c->hairpin) {
+			/* Delivered to the same tenant's other endpoint: ingress too. */
+			hairpin++;
+			hp_bytes += len;
+		} else {
+			fwd++;
+		}
+		cnp += p->pkt.opcode == ROCE_OP_CNP;
+		dp_rate_note(lc, &p->note, c->state, slot, p->data, &p->pkt, c->hairpin);
+		p->out = c->egress.port;
+	}
+	run_end(&run);
+	if (fwd + hairpin) {
+		struct dp_tenant_stats *ts = &lc->tenant_stats[slot];
+
+		ts->egress_pkts += fwd + hairpin;
+		ts->egress_bytes += bytes;
+		ts->ingress_pkts += hairpin;
+		ts->ingress_bytes += hp_bytes;
+		lc->stats.fwd_egress += fwd;
+		lc->stats.fwd_hairpin += hairpin;
+		lc->stats.cnp_forwarded += cnp;
+		lc->stats.mr_translated += mr;
+	}
+}
+
+static void
+rewrite_ingress(struct dp_lcore *lc, struct dp_burst *b)
+{
+	const struct ovl *o = lc->ovl;
+	uint64_t fwd = 0, cnp = 0, mr = 0, t_pkts = 0, t_bytes = 0;
+	uint32_t t_slot = OVL_NONE;
+	struct run run = { 0 };
+
+	for (uint16_t i = 0; i < b->n; i++) {
+		struct dp_pkt *p = &b->p[i];
+
+		if (!dp_pkt_live(p) || p->done)
+			continue;
+
+		const struct ovl_conn *c = &o->conns[OVL_V_IDX(p->v)];
+		struct dp_conn_state *st = dp_conn_state(c->state);
+		uint32_t len = p->pkt.frame_len;
+
+		rename_frame(p, &c->ingress, &mr);
+		dp_acl_track(&st->ingress, &st->egress, &p->pkt, p->data);
+		run_add(&run, &st->ingress, len);
+		if (p->tslot != t_slot) {
+			if (t_pkts) {
+				lc->tenant_stats[t_slot].ingress_pkts += t_pkts;
+				lc->tenant_stats[t_slot].ingress_bytes += t_bytes;
+			}
+			t_slot = p->tslot;
+			t_pkts = t_bytes = 0;
+		}
+		t_pkts++;
+		t_bytes += len;
+		fwd++;
+		cnp += p->pkt.opcode == ROCE_OP_CNP;
+		p->out = c->ingress.port;
+	}
+	run_end(&run);
+	if (t_pkts) {
+		lc->tenant_stats[t_slot].ingress_pkts += t_pkts;
+		lc->tenant_stats[t_slot].ingress_bytes += t_bytes;
+	}
+	lc->stats.fwd_ingress += fwd;
+	lc->stats.cnp_forwarded += cnp;
+	lc->stats.mr_translated += mr;
+}
+
+void
+dp_s4_rewrite(struct dp_lcore *lc, struct dp_burst *b)
+{
+	if (b->uplink)
+		rewrite_ingress(lc, b);
+	else
+		rewrite_egress(lc, b);
+}
