@@ -698,6 +698,21 @@ roce_xdp_deny_hits(const struct roce_xdp *x, int family, const void *addr,
 	return 0;
 }
 
+uint32_t
+roce_xdp_deny_count(const struct roce_xdp *x)
+{
+	struct roce_xdp_deny_key k, next;
+	uint32_t n = 0;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(x->deny_fd, prev, &next) == 0) {
+		n++;
+		k = next;
+		prev = &k;
+	}
+	return n;
+}
+
 int
 roce_xdp_port_set(struct roce_xdp *x, uint16_t port)
 {

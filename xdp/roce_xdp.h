@@ -124,6 +124,9 @@ int roce_xdp_deny_del(struct roce_xdp *x, int family, const void *addr, uint32_t
 int roce_xdp_deny_hits(const struct roce_xdp *x, int family, const void *addr,
 		       uint32_t qpn, uint64_t *hits);
 
+/* Number of entries in the deny map (0 on error). */
+uint32_t roce_xdp_deny_count(const struct roce_xdp *x);
+
 /* Sets the UDP destination port the program treats as RoCEv2 (0: 4791). */
 int roce_xdp_port_set(struct roce_xdp *x, uint16_t port);
 
