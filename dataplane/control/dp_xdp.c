@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * net_af_xdp ports with our XDP program: see dp_xdp.h for what the switch
+ * calls when, and xdp/roce_xdp.h for the loader underneath.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_telemetry.h>
+
+#include "dp.h"
+#include "dp_xdp.h"
+#include "roce_xdp.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+#define AF_XDP_DRIVER "net_af_xdp"
+
+struct xdp_port {
+	struct roce_xdp *x;	/* NULL: not ours, or not started */
+	char name[64];		/* the configuration's port name */
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	bool is_af_xdp;
+	bool prepared;
+	bool was_promisc;	/* IFF_PROMISC before the switch */
+};
+
+static struct xdp_port xports[RTE_MAX_ETHPORTS];
+static pthread_mutex_t xlock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Reads (set == false) or sets the IFF_PROMISC flag of ifname. */
+static int
+promisc(const char *ifname, bool set, bool on, bool *was)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM, 0), rc = 0;
+
+	if (s < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0) {
+		rc = -errno;
+	} else if (!set) {
+		*was = (ifr.ifr_flags & IFF_PROMISC) != 0;
+	} else {
+		ifr.ifr_flags = on ? (ifr.ifr_flags | IFF_PROMISC) : (ifr.ifr_flags & ~IFF_PROMISC);
+		if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+			rc = -errno;
+	}
+	close(s);
+	return rc;
+}
+
+/* The value of key= in a devargs string, copied to out, or false. */
+static bool
+devarg(const char *args, const char *key, char *out, size_t len)
+{
+	size_t klen = strlen(key);
+	const char *p = args;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			const char *v = p + klen + 1;
+			size_t n = strcspn(v, ",");
+
+			if (out != NULL)
+				snprintf(out, len, "%.*s", (int)n, v);
+			return true;
+		}
+		p = strchr(p, ',');
+		if (p != NULL)
+			p++;
+	}
+	return false;
+}
+
+/*
+ * Checks one interface before EAL: it exists, the kernel has AF_XDP, we
+ * may use XDP on it, and nobody alive holds our program there.
+ */
+static int
+iface_check(const char *ifname)
+{
+	char err[512] = "";
+	bool removed = false;
+	int ifindex, s, rc;
+
+	ifindex = (int)if_nametoindex(ifname);
+	if (ifindex == 0) {
+		fprintf(stderr, "net_af_xdp: no interface \"%s\" in this network namespace\n", ifname);
+		return -1;
+	}
+	s = socket(AF_XDP, SOCK_RAW, 0);
+	if (s < 0) {
+		fprintf(stderr, "net_af_xdp on %s: the kernel refuses AF_XDP sockets (%s)%s\n", ifname,
+			strerror(errno), errno == EAFNOSUPPORT ? ": it needs CONFIG_XDP_SOCKETS=y" :
+			errno == EPERM ? ": run as root or with CAP_NET_RAW, CAP_NET_ADMIN and CAP_BPF" : "");
+		return -1;
+	}
+	close(s);
+	rc = roce_xdp_prepare(ifindex, &removed, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "net_af_xdp: %s\n", err);
+		return -1;
+	}
+	if (removed)
+		fprintf(stderr, "net_af_xdp: %s\n", err);
+	return 0;
+}
+
+char **
+dp_xdp_eal_args(int *argc, char **argv)
+{
+	const char *obj = roce_xdp_default_obj();
+	char **out = calloc((size_t)*argc + 1, sizeof(*out));
+	int i;
+
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i < *argc; i++) {
+		const char *v = NULL;
+		bool eq = false;
+		char ifname[IF_NAMESIZE] = "";
+		char *arg;
+
+		out[i] = argv[i];
+		if (strncmp(argv[i], "--vdev=", 7) == 0) {
+			v = argv[i] + 7;
+			eq = true;
+		} else if (strcmp(argv[i], "--vdev") == 0 && i + 1 < *argc) {
+			out[i] = argv[i];
+			i++;
+			out[i] = argv[i];
+			v = argv[i];
+		}
+		if (v == NULL || strncmp(v, AF_XDP_DRIVER, strlen(AF_XDP_DRIVER)) != 0)
+			continue;
+		/* The operator's own program is left alone (no deny map, no counters then). */
+		if (devarg(strchr(v, ','), "xdp_prog", NULL, 0))
+			continue;
+		if (!devarg(strchr(v, ',') ? strchr(v, ',') + 1 : "", "iface", ifname, sizeof(ifname)) ||
+		    iface_check(ifname) < 0) {
+			if (ifname[0] == '\0')
+				fprintf(stderr, "%s: iface= is required\n", v);
+			free(out);
+			return NULL;
+		}
+		if (access(obj, R_OK) != 0) {
+			fprintf(stderr, "net_af_xdp on %s: cannot read the XDP program %s (%s); "
+				"set ROCE_XDP_OBJ to roce_xdp.bpf.o\n", ifname, obj, strerror(errno));
+			free(out);
+			return NULL;
+		}
+		if (asprintf(&arg, "%s%s,xdp_prog=%s", eq ? "--vdev=" : "", v, obj) < 0) {
+			free(out);
+			return NULL;
+		}
+		out[i] = arg;
+	}
+	out[*argc] = NULL;
+	return out;
+}
+
+bool
+dp_xdp_is_af_xdp(uint16_t port_id)
+{
+	struct rte_eth_dev_info info;
+
+	return rte_eth_dev_info_get(port_id, &info) == 0 && info.driver_name != NULL &&
+	       strcmp(info.driver_name, AF_XDP_DRIVER) == 0;
+}
+
+uint32_t
+dp_xdp_mbuf_size_max(uint16_t priv_size)
+{
+	uint32_t page = (uint32_t)sysconf(_SC_PAGESIZE), room;
+	uint16_t pid;
+	bool any = false;
+
+	RTE_ETH_FOREACH_DEV(pid)
+		any |= dp_xdp_is_af_xdp(pid);
+	if (!any)
+		return 0;
+	/*
+	 * The PMD's umem frame is the whole mempool object, as the mempool
+	 * lays it out (header, padding that spreads objects over memory
+	 * channels, trailer): it must not exceed a page, hugepages or not.
+	 */
+	for (room = page; room > RTE_PKTMBUF_HEADROOM; room -= RTE_CACHE_LINE_SIZE / 2)
+		if (rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + priv_size + room, 0, NULL) <= page)
+			return room - RTE_PKTMBUF_HEADROOM;
+	return 0;
+}
+
+int
+dp_xdp_port_prepare(uint16_t port_id, const char *name)
+{
+	struct rte_eth_dev_info info;
+	struct xdp_port *p = &xports[port_id];
+
+	if (!dp_xdp_is_af_xdp(port_id) || rte_eth_dev_info_get(port_id, &info) != 0)
+		return 0;
+	pthread_mutex_lock(&xlock);
+	p->is_af_xdp = true;
+	p->ifindex = (int)info.if_index;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	if (if_indextoname((unsigned int)p->ifindex, p->ifname) == NULL ||
+	    promisc(p->ifname, false, false, &p->was_promisc) < 0) {
+		pthread_mutex_unlock(&xlock);
+		fprintf(stderr, "port %s: net_af_xdp interface %d is gone\n", name, p->ifindex);
+		return -1;
+	}
+	p->prepared = true;
+	pthread_mutex_unlock(&xlock);
+	return 0;
+}
+
+int
+dp_xdp_port_start(uint16_t port_id, const struct ovl *o)
+{
+	struct xdp_port *p = &xports[port_id];
+	char err[512] = "";
+	int rc;
+
+	if (!p->is_af_xdp)
+		return 0;
+	pthread_mutex_lock(&xlock);
+	rc = roce_xdp_adopt(p->ifindex, &p->x, err, sizeof(err));
+	if (rc == -ENOENT) {
+		/* Someone else's program (xdp_prog= of the operator's): it stays theirs. */
+		fprintf(stderr, "port %s (%s): the XDP program is not ours: no deny map, no /roce/xdp counters\n",
+			p->name, p->ifname);
+		pthread_mutex_unlock(&xlock);
+		return 0;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "port %s: %s\n", p->name, err);
+		pthread_mutex_unlock(&xlock);
+		return -1;
+	}
+	if (err[0] != '\0')
+		fprintf(stderr, "port %s: %s\n", p->name, err);
+	roce_xdp_port_set(p->x, o != NULL ? o->udp_port : 0);
+	pthread_mutex_unlock(&xlock);
+	return 0;
+}
+
+void
+dp_xdp_port_stop(uint16_t port_id)
+{
+	struct xdp_port *p = &xports[port_id];
+
+	if (!p->is_af_xdp)
+		return;
+	pthread_mutex_lock(&xlock);
+	roce_xdp_free(p->x);
+	p->x = NULL;
+	/* net_af_xdp set IFF_PROMISC for rte_eth_promiscuous_enable(): undo it. */
+	if (p->prepared && !p->was_promisc)
+		promisc(p->ifname, true, false, NULL);
+	p->is_af_xdp = false;
+	pthread_mutex_unlock(&xlock);
+}
+
+/* The xdp port of the configuration's port index, or NULL. */
+static struct xdp_port *
+xport_of(uint16_t idx)
+{
+	struct xdp_port *p;
+
+	if (idx >= dp.n_ports)
+		return NULL;
+	p = &xports[dp.ports[idx].port_id];
+	return p->x != NULL ? p : NULL;
+}
+
+static void
+key_apply(struct xdp_port *p, const struct ovl_ip *src, uint32_t qpn, bool deny)
+{
+	if (p == NULL || p->x == NULL)
+		return;
+	if (deny)
+		roce_xdp_deny_add(p->x, src->ver == 6 ? 6 : 4, src->b, qpn);
+	else
+		roce_xdp_deny_del(p->x, src->ver == 6 ? 6 : 4, src->b, qpn);
+}
+
+/*
+ * Every receive-side key of c: from the fabric (R's host, L's pqpn) on each
+ * uplink; from a local end's tenant port (its vIP, the peer's vQPN).
+ */
+static void
+conn_apply(const struct ovl *o, const struct ovl_conn *c, bool deny)
+{
+	const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
+	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
+
+	if (!c->hairpin)
+		for (uint16_t i = 0; i < dp.n_ports; i++)
+			if (dp.ports[i].uplink)
+				key_apply(xport_of(i), &re->host, l->pqpn, deny);
+	if (le->local)
+		key_apply(xport_of(le->port), &le->vip, r->vqpn, deny);
+	if (re->local)
+		key_apply(xport_of(re->port), &re->vip, l->vqpn, deny);
+}
+
+void
+dp_xdp_conn_deny(const struct ovl *o, const struct ovl_conn *c, bool deny)
+{
+	pthread_mutex_lock(&xlock);
+	conn_apply(o, c, deny);
+	pthread_mutex_unlock(&xlock);
+}
+
+/* (R's host, L's pqpn) of c as bytes, for finding a connection in another overlay. */
+struct fkey {
+	uint8_t ver;
+	uint8_t b[16];
+	uint32_t qpn;
+};
+
+static int
+fkey_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct fkey));
+}
+
+static void
+fkey_of(const struct ovl *o, const struct ovl_conn *c, struct fkey *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->ver = o->endpoints[o->qps[c->r].endpoint].host.ver;
+	memcpy(k->b, o->endpoints[o->qps[c->r].endpoint].host.b, 16);
+	k->qpn = o->qps[c->l].pqpn;
+}
+
+void
+dp_xdp_reload(const struct ovl *o, const struct ovl *old)
+{
+	struct fkey *keys = NULL, k;
+
+	pthread_mutex_lock(&xlock);
+	for (uint16_t i = 0; i < dp.n_ports; i++) {
+		struct xdp_port *p = xport_of(i);
+
+		if (p != NULL)
+			roce_xdp_port_set(p->x, o->udp_port);
+	}
+	if (old != NULL && o->n_conns > 0)
+		keys = malloc(sizeof(*keys) * o->n_conns);
+	if (keys != NULL) {
+		for (uint32_t i = 0; i < o->n_conns; i++)
+			fkey_of(o, &o->conns[i], &keys[i]);
+		qsort(keys, o->n_conns, sizeof(*keys), fkey_cmp);
+	}
+	/* Removed connections (a tenant gone, a QP gone): their frames stop in the driver. */
+	for (uint32_t i = 0; old != NULL && i < old->n_conns; i++) {
+		fkey_of(old, &old->conns[i], &k);
+		if (keys == NULL || bsearch(&k, keys, o->n_conns, sizeof(*keys), fkey_cmp) == NULL)
+			conn_apply(old, &old->conns[i], true);
+	}
+	/* Present ones: denied while blocked or revoked, allowed otherwise. */
+	for (uint32_t i = 0; i < o->n_conns; i++) {
+		const struct ovl_conn *c = &o->conns[i];
+		bool revoked = __atomic_load_n(&dp_conn_state(c->state)->ingress.revoked, __ATOMIC_ACQUIRE) != 0;
+
+		conn_apply(o, c, c->acl_block || revoked);
+	}
+	free(keys);
+	pthread_mutex_unlock(&xlock);
+}
+
+uint64_t
+dp_xdp_denied_total(void)
+{
+	uint64_t v[ROCE_XDP_CTR_COUNT], sum = 0;
+
+	pthread_mutex_lock(&xlock);
+	for (uint32_t i = 0; i < RTE_MAX_ETHPORTS; i++)
+		if (xports[i].x != NULL && roce_xdp_stats_read(xports[i].x, v) == 0)
+			sum += v[ROCE_XDP_CTR_DENIED];
+	pthread_mutex_unlock(&xlock);
+	return sum;
+}
+
+/* /roce/xdp: per net_af_xdp port, the program, its mode and its counters. */
+static int
+tel_xdp(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
+{
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&xlock);
+	for (uint32_t i = 0; i < RTE_MAX_ETHPORTS; i++) {
+		struct xdp_port *p = &xports[i];
+		uint64_t v[ROCE_XDP_CTR_COUNT];
+		struct rte_tel_data *c;
+
+		if (!p->is_af_xdp || (c = rte_tel_data_alloc()) == NULL)
+			continue;
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_string(c, "iface", p->ifname);
+		rte_tel_data_add_dict_int(c, "ifindex", p->ifindex);
+		rte_tel_data_add_dict_string(c, "program", p->x != NULL ? "roce_xdp" : "not ours");
+		if (p->x != NULL) {
+			rte_tel_data_add_dict_u64(c, "prog_id", roce_xdp_prog_id(p->x));
+			rte_tel_data_add_dict_string(c, "mode", roce_xdp_mode_name(roce_xdp_mode(p->x)));
+			rte_tel_data_add_dict_string(c, "attach", roce_xdp_is_link(p->x) ? "link" : "netlink");
+			if (roce_xdp_stats_read(p->x, v) == 0)
+				for (int k = 0; k < ROCE_XDP_CTR_COUNT; k++)
+					rte_tel_data_add_dict_u64(c, roce_xdp_counter_name(k), v[k]);
+			rte_tel_data_add_dict_u64(c, "deny_entries", roce_xdp_deny_count(p->x));
+		}
+		rte_tel_data_add_dict_container(d, p->name, c, 0);
+	}
+	pthread_mutex_unlock(&xlock);
+	return 0;
+}
+
+int
+dp_xdp_telemetry_init(void)
+{
+	return rte_telemetry_register_cmd("/roce/xdp", tel_xdp,
+		"net_af_xdp ports: XDP program id, attach mode, counters, deny entries. No parameters");
+}
