@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RDMA Estats in the switch: where each connection's estats/ state lives,
+ * the per-packet wrappers the path calls, per-tenant totals, and the
+ * /roce/estats telemetry commands.
+ *
+ * Ownership.  The states live in chunks beside the connection states, by
+ * the same stable id (ovl_conn.state).  The control plane allocates a chunk
+ * (dp_estats_sync(), under ctl_lock, before it publishes an overlay that
+ * uses it) and publishes its pointer with a release store; chunks are never
+ * freed while the lcores run.  Within a connection's state the egress half
+ * is written only by the lcore polling L's tenant port and the ingress half
+ * only by the lcore polling the uplink the frame came from, the same rule as
+ * struct dp_conn_state.  Readers (telemetry, the Prometheus exporter) hold
+ * ctl_lock for the overlay and read the states with relaxed loads, tolerating
+ * totals a burst apart.  A tenant's totals are the sum of its live
+ * connections' plus those of its connections removed by reloads ("retired",
+ * kept by tenant slot), so they never go back.
+ */
+#ifndef DP_ESTATS_H
+#define DP_ESTATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp.h"
+#include "estats.h"
+
+#define DP_ESTATS_CHUNK_SHIFT 8   /* 256 connections (2.5 MB) a chunk */
+#define DP_ESTATS_CHUNKS ((DP_STATE_CHUNKS << DP_STATE_CHUNK_SHIFT) >> DP_ESTATS_CHUNK_SHIFT)
+
+struct dp_estats {
+	bool enabled;                 /* --estats: the path records */
+	struct estats_profile prof;
+	uint64_t ns_mul;              /* TSC to ns: (tsc * ns_mul) >> 32 */
+	struct estats_conn *chunks[DP_ESTATS_CHUNKS];
+	struct estats_conn_stats *retired[DP_MAX_TENANTS]; /* by tenant slot; NULL: none yet */
+	uint64_t bytes;               /* memory held by the chunks */
+};
+
+extern struct dp_estats dp_estats;
+
+/* The state of connection state id @id, or NULL (Estats off, or no chunk yet). */
+static inline struct estats_conn *
+dp_estats_conn(uint32_t id)
+{
+	struct estats_conn *ch;
+
+	if (!dp_estats.enabled || (id >> DP_ESTATS_CHUNK_SHIFT) >= DP_ESTATS_CHUNKS)
+		return NULL;
+	ch = __atomic_load_n(&dp_estats.chunks[id >> DP_ESTATS_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+	return ch ? &ch[id & ((1u << DP_ESTATS_CHUNK_SHIFT) - 1u)] : NULL;
+}
+
+/* Nanoseconds of TSC value @tsc (the clock estats/ is given). */
+static inline uint64_t
+dp_estats_ns(uint64_t tsc)
+{
+	return (uint64_t)(((unsigned __int128)tsc * dp_estats.ns_mul) >> 32);
+}
+
+/*
+ * The flags estats/ takes for a frame: the opcode's role flags (rocev2's
+ * table), plus the BTH AckReq bit and the IP ECN field.  0 for frames that
+ * are neither RC nor a CNP, which the calls below then ignore.
+ */
+static inline uint32_t
+dp_estats_flags(uint8_t opcode, bool ackreq, unsigned ecn)
+{
+	uint32_t f;
+
+	if (roce_opcode_transport(opcode) != ROCE_TR_RC && opcode != ROCE_OP_CNP)
+		return 0;
+	f = roce_opcode(opcode)->flags;
+	if (ackreq)
+		f |= ESTATS_F_ACKREQ;
+	if (ecn == 3)
+		f |= ESTATS_F_CE;
+	return f;
+}
+
+/*
+ * Per-packet calls.  dp_estats_egress: a frame of L toward the fabric, by
+ * the lcore polling L's tenant port.  dp_estats_ingress: a frame from the
+ * fabric for L (R's request or answer, or a CNP), by the lcore polling the
+ * uplink.  @syndrome is the AETH syndrome byte, 0 when there is no AETH.
+ * @tsc is the lcore's loop time (lc->now).
+ */
+static inline void
+dp_estats_egress(uint32_t state, uint32_t flags, uint32_t psn, unsigned syndrome, uint64_t tsc)
+{
+	struct estats_conn *c = dp_estats_conn(state);
+
+	if (c)
+		estats_egress(c, &dp_estats.prof, flags, psn, syndrome, dp_estats_ns(tsc));
+}
+
+static inline void
+dp_estats_ingress(uint32_t state, uint32_t flags, uint32_t psn, unsigned syndrome, uint64_t tsc)
+{
+	struct estats_conn *c = dp_estats_conn(state);
+
+	if (c)
+		estats_ingress(c, &dp_estats.prof, flags, psn, syndrome, dp_estats_ns(tsc));
+}
+
+/* The notification point sent a CNP for this connection (the uplink's lcore). */
+static inline void
+dp_estats_cnp_sent(uint32_t state)
+{
+	struct estats_conn *c = dp_estats_conn(state);
+
+	if (c)
+		estats_ingress_cnp_sent(c);
+}
+
+/*
+ * Turn Estats on with @p (NULL: the defaults); before the lcores start.
+ * 0 or a negative errno.
+ */
+int dp_estats_init(const struct estats_params *p);
+
+/*
+ * Make sure every connection of @o has its state (zeroed when new); under
+ * ctl_lock, before @o is published.  A chunk that cannot be allocated leaves
+ * its connections unmeasured: -ENOMEM, and nothing else breaks.
+ */
+int dp_estats_sync(const struct ovl *o);
+
+/*
+ * Connection state @id of a tenant in slot @tenant_slot is being freed (no
+ * lcore can reach it any more): add it to the tenant's retired totals and
+ * zero it for its next owner.  Under ctl_lock.
+ */
+void dp_estats_retire(uint32_t id, uint32_t tenant_slot);
+
+/* The tenant in @slot is gone: forget its retired totals.  Under ctl_lock. */
+void dp_estats_tenant_removed(uint32_t slot);
+
+/* Free everything; after the lcores have stopped. */
+void dp_estats_free(void);
+
+/*
+ * Totals of tenant index @t of @o (its live connections and its retired
+ * ones) into @out, which is overwritten.  Under ctl_lock.
+ */
+void dp_estats_tenant_read(const struct ovl *o, uint32_t t, struct estats_conn_stats *out);
+
+/* The /roce/estats and /roce/estats/hist telemetry commands; 0 or a negative errno. */
+int dp_estats_telemetry_init(void);
+
+#endif /* DP_ESTATS_H */

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The Prometheus exporter on libmicrohttpd (dp_metrics.h).  Every metric
+ * family is written whole (HELP, TYPE, then its samples), as the text
+ * format requires; histograms give cumulative counts at every fourth bucket
+ * bound of estats/ from 1.024 us (about 4 bounds per octave, 96 in all) and
+ * +Inf, so each "le" count is exact.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <microhttpd.h>
+
+#include "dp.h"
+#include "dp_estats.h"
+#include "dp_metrics.h"
+
+struct out {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(o->p + o->len, o->cap - o->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			o->oom = true;
+			return;
+		}
+		if ((size_t)n < o->cap - o->len) {
+			o->len += (size_t)n;
+			return;
+		}
+		size_t cap = o->cap * 2 + (size_t)n;
+		char *p = realloc(o->p, cap);
+
+		if (!p) {
+			o->oom = true;
+			return;
+		}
+		o->p = p;
+		o->cap = cap;
+	}
+}
+
+static void
+family(struct out *o, const char *name, const char *type, const char *help)
+{
+	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value with \, " and newline escaped, as the text format wants. */
+static const char *
+esc(const char *s, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	for (; *s && k + 3 < len; s++) {
+		if (*s == '\\' || *s == '"') {
+			buf[k++] = '\\';
+			buf[k++] = *s;
+		} else if (*s == '\n') {
+			buf[k++] = '\\';
+			buf[k++] = 'n';
+		} else {
+			buf[k++] = *s;
+		}
+	}
+	buf[k] = 0;
+	return buf;
+}
+
+/* Nanoseconds as seconds, exactly: "0.000001024". */
+static const char *
+seconds(uint64_t ns, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
+
+	while (n > 1 && buf[n - 1] == '0')
+		buf[--n] = 0;
+	if (n > 0 && buf[n - 1] == '.')
+		buf[--n] = 0;
+	return buf;
+}
+
+/* One histogram's samples; @labels are the series' labels without braces ("" for none). */
+static void
+hist_put(struct out *o, const char *name, const char *labels, const struct estats_hist *h)
+{
+	const char *sep = *labels ? "," : "";
+	uint64_t cum = 0;
+	char le[32];
+
+	for (unsigned i = 0; i + 1 < ESTATS_HIST_BUCKETS; i++) {
+		cum += h->b[i];
+		if (i >= 15 && (i + 1) % 4 == 0)
+			put(o, "%s_bucket{%s%sle=\"%s\"} %" PRIu64 "\n", name, labels, sep,
+			    seconds(estats_hist_upper(i), le, sizeof(le)), cum);
+	}
+	cum += h->b[ESTATS_HIST_BUCKETS - 1];
+	put(o, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, sep, cum);
+	put(o, "%s_sum{%s} %s\n", name, labels, seconds(h->sum_ns, le, sizeof(le)));
+	put(o, "%s_count{%s} %" PRIu64 "\n", name, labels, cum);
+}
+
+static const struct {
+	const char *name, *help;
+	size_t off;
+} switch_counters[] = {
+	{ "roce_cnp_forwarded_total", "CNPs passed to tenants", offsetof(struct dp_stats, cnp_forwarded) },
+	{ "roce_mr_translated_total", "RETH and AtomicETH translated to target memory",
+	  offsetof(struct dp_stats, mr_translated) },
+	{ "roce_revocation_naks_sent_total", "NAKs built for revoked connections", offsetof(struct dp_stats, naks_sent) },
+	{ "roce_offload_mark_hits_total", "frames whose rte_flow MARK spared the lookups",
+	  offsetof(struct dp_stats, mark_hits) },
+	{ "roce_shaped_packets_total", "frames that went through the shaper", offsetof(struct dp_stats, shaped) },
+	{ "roce_backpressure_skips_total", "polls of a tenant port skipped because its queues were full",
+	  offsetof(struct dp_stats, bp_skips) },
+	{ "roce_cnp_sent_total", "CNPs built by the notification point", offsetof(struct dp_stats, cnp_sent) },
+	{ "roce_cnp_consumed_total", "CNPs from the fabric taken by the reaction point",
+	  offsetof(struct dp_stats, cnp_consumed) },
+	{ "roce_ce_cleared_total", "CE marks removed before delivery to a tenant", offsetof(struct dp_stats, ce_cleared) },
+};
+
+static void
+switch_put(struct out *o, const struct dp_stats *s)
+{
+	static const char *const port_m[4][2] = {
+		{ "roce_port_rx_packets_total", "frames received by port" },
+		{ "roce_port_rx_bytes_total", "bytes received by port" },
+		{ "roce_port_tx_packets_total", "frames sent by port" },
+		{ "roce_port_tx_bytes_total", "bytes sent by port" },
+	};
+	char lv[256];
+
+	for (int m = 0; m < 4; m++) {
+		const uint64_t *v = m == 0 ? s->rx_pkts : m == 1 ? s->rx_bytes : m == 2 ? s->tx_pkts : s->tx_bytes;
+
+		family(o, port_m[m][0], "counter", port_m[m][1]);
+		for (uint16_t p = 0; p < dp.n_ports; p++)
+			put(o, "%s{port=\"%s\"} %" PRIu64 "\n", port_m[m][0],
+			    esc(dp.ports[p].name ? dp.ports[p].name : "", lv, sizeof(lv)), v[p]);
+	}
+	family(o, "roce_forwarded_packets_total", "counter", "frames forwarded, by path");
+	put(o, "roce_forwarded_packets_total{path=\"egress\"} %" PRIu64 "\n", s->fwd_egress);
+	put(o, "roce_forwarded_packets_total{path=\"ingress\"} %" PRIu64 "\n", s->fwd_ingress);
+	put(o, "roce_forwarded_packets_total{path=\"hairpin\"} %" PRIu64 "\n", s->fwd_hairpin);
+	family(o, "roce_dropped_packets_total", "counter", "frames dropped, by reason");
+	for (int i = 1; i < DP_DROP_MAX; i++)
+		put(o, "roce_dropped_packets_total{reason=\"%s\"} %" PRIu64 "\n", dp_drop_names[i], s->drops[i]);
+	for (size_t k = 0; k < sizeof(switch_counters) / sizeof(switch_counters[0]); k++) {
+		family(o, switch_counters[k].name, "counter", switch_counters[k].help);
+		put(o, "%s %" PRIu64 "\n", switch_counters[k].name,
+		    *(const uint64_t *)((const char *)s + switch_counters[k].off));
+	}
+}
+
+static void
+tenants_put(struct out *o, const struct ovl *ov, const struct dp_tenant_stats *ts)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} m[] = {
+		{ "roce_tenant_egress_packets_total", "frames sent by the tenant and forwarded",
+		  offsetof(struct dp_tenant_stats, egress_pkts) },
+		{ "roce_tenant_egress_bytes_total", "bytes sent by the tenant and forwarded",
+		  offsetof(struct dp_tenant_stats, egress_bytes) },
+		{ "roce_tenant_ingress_packets_total", "frames delivered to the tenant",
+		  offsetof(struct dp_tenant_stats, ingress_pkts) },
+		{ "roce_tenant_ingress_bytes_total", "bytes delivered to the tenant",
+		  offsetof(struct dp_tenant_stats, ingress_bytes) },
+		{ "roce_tenant_dropped_packets_total", "frames dropped and attributed to the tenant",
+		  offsetof(struct dp_tenant_stats, drops) },
+	};
+	char lv[256];
+
+	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
+		family(o, m[k].name, "counter", m[k].help);
+		for (uint32_t t = 0; t < ov->n_tenants; t++)
+			put(o, "%s{tenant=\"%s\"} %" PRIu64 "\n", m[k].name, esc(ov->tenants[t].name, lv, sizeof(lv)),
+			    *(const uint64_t *)((const char *)&ts[t] + m[k].off));
+	}
+}
+
+static const char *const hist_names[ESTATS_KINDS][2] = {
+	[ESTATS_NET] = { "network_rtt_seconds", "from a request sent to the fabric to the first answer covering it" },
+	[ESTATS_HOST] = { "host_response_seconds", "from a request delivered to the tenant to its answer covering it" },
+	[ESTATS_MSG] = { "message_completion_seconds", "from a SEND or WRITE's first packet to the answer covering its last" },
+};
+
+static void
+estats_tenants_put(struct out *o, const struct ovl *ov, const struct estats_conn_stats *es)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} m[] = {
+		{ "roce_estats_retransmissions_total", "requests of local QPs sent again",
+		  offsetof(struct estats_conn_stats, retrans) },
+		{ "roce_estats_out_of_sequence_total", "requests from the fabric ahead of the expected PSN",
+		  offsetof(struct estats_conn_stats, oos) },
+		{ "roce_estats_duplicate_requests_total", "requests from the fabric behind the expected PSN",
+		  offsetof(struct estats_conn_stats, dup) },
+		{ "roce_estats_cnp_received_total", "CNPs from the fabric", offsetof(struct estats_conn_stats, cnp_rx) },
+		{ "roce_estats_cnp_sent_total", "CNPs sent to the fabric", offsetof(struct estats_conn_stats, cnp_tx) },
+	};
+	char lv[256], name[96], help[160];
+
+	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
+		family(o, m[k].name, "counter", m[k].help);
+		for (uint32_t t = 0; t < ov->n_tenants; t++)
+			put(o, "%s{tenant=\"%s\"} %" PRIu64 "\n", m[k].name, esc(ov->tenants[t].name, lv, sizeof(lv)),
+			    *(const uint64_t *)((const char *)&es[t] + m[k].off));
+	}
+	family(o, "roce_estats_ecn_marked_total", "counter", "frames with CE, by direction");
+	for (uint32_t t = 0; t < ov->n_tenants; t++) {
+		esc(ov->tenants[t].name, lv, sizeof(lv));
+		put(o, "roce_estats_ecn_marked_total{tenant=\"%s\",direction=\"egress\"} %" PRIu64 "\n", lv,
+		    es[t].ce_egress);
+		put(o, "roce_estats_ecn_marked_total{tenant=\"%s\",direction=\"ingress\"} %" PRIu64 "\n", lv,
+		    es[t].ce_ingress);
+	}
+	family(o, "roce_estats_naks_total", "counter",
+	       "NAKs by kind; sender remote: from the fabric to a local QP, local: by a local QP");
+	for (uint32_t t = 0; t < ov->n_tenants; t++) {
+		esc(ov->tenants[t].name, lv, sizeof(lv));
+		for (unsigned k = 0; k < ESTATS_NAK_MAX; k++) {
+			put(o, "roce_estats_naks_total{tenant=\"%s\",sender=\"remote\",kind=\"%s\"} %" PRIu64 "\n", lv,
+			    estats_nak_names[k], es[t].naks_received[k]);
+			put(o, "roce_estats_naks_total{tenant=\"%s\",sender=\"local\",kind=\"%s\"} %" PRIu64 "\n", lv,
+			    estats_nak_names[k], es[t].naks_sent[k]);
+		}
+	}
+	for (unsigned k = 0; k < ESTATS_KINDS; k++) {
+		snprintf(name, sizeof(name), "roce_estats_%s", hist_names[k][0]);
+		snprintf(help, sizeof(help), "per tenant, %s", hist_names[k][1]);
+		family(o, name, "histogram", help);
+		for (uint32_t t = 0; t < ov->n_tenants; t++) {
+			char labels[300];
+
+			snprintf(labels, sizeof(labels), "tenant=\"%s\"", esc(ov->tenants[t].name, lv, sizeof(lv)));
+			hist_put(o, name, labels, &es[t].hist[k]);
+		}
+	}
+}
+
+/* Per-connection series: the three histograms and the retransmissions, labelled by L's identity. */
+static void
+estats_conns_put(struct out *o, const struct ovl *ov, struct estats_conn_stats *s)
+{
+	char lv[256], ip[64], name[96], labels[400];
+
+	for (unsigned k = 0; k <= ESTATS_KINDS; k++) {
+		if (k < ESTATS_KINDS) {
+			snprintf(name, sizeof(name), "roce_estats_connection_%s", hist_names[k][0]);
+			family(o, name, "histogram", hist_names[k][1]);
+		} else {
+			snprintf(name, sizeof(name), "roce_estats_connection_retransmissions_total");
+			family(o, name, "counter", "requests of the local QP sent again");
+		}
+		for (uint32_t i = 0; i < ov->n_conns; i++) {
+			const struct ovl_conn *c = &ov->conns[i];
+			const struct ovl_endpoint *e = &ov->endpoints[ov->qps[c->l].endpoint];
+			const struct estats_conn *ec = dp_estats_conn(c->state);
+			struct cfg_ip cip = { .ver = e->vip.ver };
+
+			if (!ec)
+				continue;
+			memcpy(cip.b, e->vip.b, sizeof(cip.b));
+			cfg_ip_format(&cip, ip, sizeof(ip));
+			snprintf(labels, sizeof(labels), "tenant=\"%s\",vip=\"%s\",vqpn=\"%u\"",
+				 esc(ov->tenants[c->tenant].name, lv, sizeof(lv)), ip, ov->qps[c->l].vqpn);
+			if (k == ESTATS_NET || k == ESTATS_MSG)
+				estats_hist_snapshot(&s->hist[k], k == ESTATS_NET ? &ec->ingress.net : &ec->ingress.msg);
+			else if (k == ESTATS_HOST)
+				estats_hist_snapshot(&s->hist[k], &ec->egress.host);
+			if (k < ESTATS_KINDS)
+				hist_put(o, name, labels, &s->hist[k]);
+			else
+				put(o, "%s{%s} %" PRIu64 "\n", name, labels, ESTATS_LOAD(&ec->egress.retrans));
+		}
+	}
+}
+
+int
+dp_metrics_render(bool per_conn, char **out, size_t *len)
+{
+	struct out o = { .cap = 65536 };
+	struct dp_tenant_stats *ts = NULL;
+	struct estats_conn_stats *es = NULL;
+	struct dp_stats s;
+	const struct ovl *ov;
+
+	o.p = malloc(o.cap);
+	if (!o.p)
+		return -ENOMEM;
+	dp_stats_sum(&s);
+	pthread_mutex_lock(&dp.ctl_lock);
+	ov = dp.ovl;
+	switch_put(&o, &s);
+	family(&o, "roce_estats_enabled", "gauge", "1 when RDMA Estats are measured (--estats)");
+	put(&o, "roce_estats_enabled %d\n", dp_estats.enabled ? 1 : 0);
+	family(&o, "roce_estats_memory_bytes", "gauge", "memory held by per-connection Estats state");
+	put(&o, "roce_estats_memory_bytes %" PRIu64 "\n", dp_estats.bytes);
+	if (ov && ov->n_tenants) {
+		ts = calloc(ov->n_tenants, sizeof(*ts));
+		if (!ts)
+			o.oom = true;
+		for (uint32_t t = 0; ts && t < ov->n_tenants; t++)
+			dp_tenant_stats_sum(ov->tenants[t].slot, &ts[t]);
+		if (ts)
+			tenants_put(&o, ov, ts);
+		if (dp_estats.enabled) {
+			es = malloc(sizeof(*es) * ov->n_tenants);
+			if (!es)
+				o.oom = true;
+			for (uint32_t t = 0; es && t < ov->n_tenants; t++)
+				dp_estats_tenant_read(ov, t, &es[t]);
+			if (es)
+				estats_tenants_put(&o, ov, es);
+			if (es && per_conn) {
+				struct estats_conn_stats *scratch = malloc(sizeof(*scratch));
+
+				if (scratch)
+					estats_conns_put(&o, ov, scratch);
+				else
+					o.oom = true;
+				free(scratch);
+			}
+		}
+	}
+	pthread_mutex_unlock(&dp.ctl_lock);
+	free(ts);
+	free(es);
+	if (o.oom) {
+		free(o.p);
+		return -ENOMEM;
+	}
+	*out = o.p;
+	*len = o.len;
+	return 0;
+}
+
+/* The HTTP side. */
+
+static struct {
+	struct MHD_Daemon *d;
+	bool per_conn;
+} mx;
+
+static enum MHD_Result
+answer(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
+       const char *upload, size_t *upload_size, void **con_cls)
+{
+	static const char not_found[] = "not found: try /metrics\n";
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char *text;
+	size_t len;
+	unsigned code = MHD_HTTP_OK;
+
+	(void)cls;
+	(void)version;
+	(void)upload;
+	(void)upload_size;
+	(void)con_cls;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return MHD_NO;
+	if (strcmp(url, "/metrics")) {
+		r = MHD_create_response_from_buffer(sizeof(not_found) - 1, (void *)not_found, MHD_RESPMEM_PERSISTENT);
+		code = MHD_HTTP_NOT_FOUND;
+	} else if (dp_metrics_render(mx.per_conn, &text, &len) == 0) {
+		r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+		if (r)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
+		else
+			free(text);
+	} else {
+		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+	if (!r)
+		return MHD_NO;
+	ret = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* "ADDR:PORT", "[V6]:PORT" or ":PORT" into @ss; 0 or -1. */
+static int
+addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *sl)
+{
+	char host[64];
+	const char *colon;
+	unsigned long port;
+	char *end;
+
+	memset(ss, 0, sizeof(*ss));
+	if (*s == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':' || (size_t)(close - s - 1) >= sizeof(host))
+			return -1;
+		memcpy(host, s + 1, (size_t)(close - s - 1));
+		host[close - s - 1] = 0;
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || (size_t)(colon - s) >= sizeof(host))
+			return -1;
+		memcpy(host, s, (size_t)(colon - s));
+		host[colon - s] = 0;
+	}
+	port = strtoul(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || port == 0 || port > 65535)
+		return -1;
+	if (strchr(host, ':')) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
+			return -1;
+		*sl = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		if (*host && inet_pton(AF_INET, host, &a->sin_addr) != 1)
+			return -1;
+		if (!*host)
+			a->sin_addr.s_addr = htonl(INADDR_ANY);
+		*sl = sizeof(*a);
+	}
+	return 0;
+}
+
+int
+dp_metrics_start(const char *addr_port, bool per_conn, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	uint16_t port;
+
+	if (addr_parse(addr_port, &ss, &sl) < 0) {
+		snprintf(err, errlen, "--metrics %s: want ADDR:PORT, [V6ADDR]:PORT or :PORT", addr_port);
+		return -1;
+	}
+	if (ss.ss_family == AF_INET6) {
+		flags |= MHD_USE_IPv6;
+		port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	} else {
+		port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	}
+	mx.per_conn = per_conn;
+	mx.d = MHD_start_daemon(flags, port, NULL, NULL, answer, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+	if (!mx.d) {
+		snprintf(err, errlen, "--metrics %s: cannot listen (%s)", addr_port, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void
+dp_metrics_stop(void)
+{
+	if (mx.d)
+		MHD_stop_daemon(mx.d);
+	mx.d = NULL;
+}

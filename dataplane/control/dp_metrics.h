@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The Prometheus exporter: --metrics ADDR:PORT serves GET /metrics in the
+ * text exposition format (version 0.0.4) from libmicrohttpd's own thread.
+ *
+ * It exports the switch's counters, the drop reasons (one metric with a
+ * "reason" label), per-tenant counters, and, with Estats on, per-tenant
+ * Estats counters and latency histograms (network round trip, host
+ * response, message completion) labelled by tenant.  Per-connection series
+ * only with @per_conn (--metrics-connections): their number is unbounded.
+ *
+ * Ownership.  A scrape runs on the exporter's thread, takes ctl_lock while
+ * it reads the overlay (a reload waits for at most one scrape), and reads
+ * the lcores' counters and Estats states with relaxed loads, as telemetry
+ * does.  The response is built in memory and handed to the HTTP library.
+ */
+#ifndef DP_METRICS_H
+#define DP_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Listen on @addr_port ("ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" for every
+ * address) and serve /metrics.  0, or -1 with a message in @err.
+ */
+int dp_metrics_start(const char *addr_port, bool per_conn, char *err, size_t errlen);
+
+/* Stop serving and join the exporter's thread; a no-op when not started. */
+void dp_metrics_stop(void);
+
+/*
+ * The exposition text of this moment, malloc'ed, into *@out (its length in
+ * *@len); takes ctl_lock.  0 or -ENOMEM.  For the exporter and for tests.
+ */
+int dp_metrics_render(bool per_conn, char **out, size_t *len);
+
+#endif /* DP_METRICS_H */

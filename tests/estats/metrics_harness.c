@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A stand-in for the switch around the Estats exporter and telemetry: EAL
+ * with no ports, a real configuration applied by the data plane's own
+ * dp_config_apply(), Estats state for its connections, and a synthetic
+ * timeline with known delays written into both halves (in time order, from
+ * the main thread) while /metrics and /roce/estats are served.
+ * It lets tests/estats/metrics.sh scrape under traffic before the per-packet
+ * hooks are in the path, and with them still checks the exporter alone.
+ *
+ * Timeline, per connection i (configuration order) and round k, in virtual
+ * nanoseconds: L sends a 4-packet WRITE whose LAST R acknowledges after
+ * (i + 1) * 20 us (network round trip), and R sends a SEND_ONLY that L
+ * acknowledges after (i + 1) * 5 us (host response).  Message completion is
+ * therefore 3 us + (i + 1) * 20 us.  One request in 64 is sent again and
+ * every connection gets one NAK of kind i % 7 per 128 rounds.
+ *
+ * Usage: estats-harness [EAL options] -- --config FILE [--metrics ADDR:PORT]
+ *        [--metrics-connections] [--seconds N] [--render]
+ * --render prints one exposition to stdout after 100 rounds and exits.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include "dp.h"
+#include "dp_estats.h"
+#include "dp_metrics.h"
+
+#define US(x) ((uint64_t)(x) * 1000u)
+#define WR(f) (ESTATS_F_REQ | ESTATS_F_WRITE | (f))
+#define SEND_ONLY (ESTATS_F_REQ | ESTATS_F_ONLY | ESTATS_F_SEND)
+#define ACK (ESTATS_F_RESP | ESTATS_F_ONLY | ESTATS_F_ACK)
+
+static volatile int stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/*
+ * One round of the timeline for every connection.  The egress and ingress
+ * calls of one round happen in time order on this thread; what the switch's
+ * two lcores would share is exactly what estats/ lets them share.
+ */
+static void
+round_run(const struct ovl *o, uint64_t k, uint64_t t0)
+{
+	static const unsigned naks[7] = { 0x60, 0x2a, 0x62, 0x63, 0x61, 0x64, 0x7f };
+
+	for (uint32_t i = 0; i < o->n_conns; i++) {
+		struct estats_conn *c = dp_estats_conn(o->conns[i].state);
+		const struct estats_profile *p = &dp_estats.prof;
+		uint64_t net = US(20) * (i + 1), host = US(5) * (i + 1), t = t0;
+		uint32_t psn = (uint32_t)(k * 4u), rpsn = (uint32_t)k;
+
+		if (!c || o->conns[i].hairpin)
+			continue;
+		for (unsigned j = 0; j < 4; j++)
+			estats_egress(c, p, WR(j == 0 ? ESTATS_F_FIRST : j == 3 ? ESTATS_F_LAST : ESTATS_F_MIDDLE),
+				      psn + j, 0, t + US(j));
+		if (k % 64 == 63)
+			estats_egress(c, p, WR(ESTATS_F_LAST), psn + 3, 0, t + US(3) + net / 2);
+		estats_ingress(c, p, ACK, psn + 3, 0, t + US(3) + net);
+		if (k % 128 == 0)
+			estats_ingress(c, p, ACK, psn + 3, naks[i % 7], t + US(3) + net + 1);
+		estats_ingress(c, p, SEND_ONLY | (k % 16 == 0 ? ESTATS_F_CE : 0), rpsn, 0, t + US(500));
+		estats_egress(c, p, ACK, rpsn, 0, t + US(500) + host);
+		dp.lcores[0].stats.fwd_egress += 5;
+		dp.lcores[0].stats.fwd_ingress += 2;
+		dp.lcores[0].tenant_stats[o->tenants[o->conns[i].tenant].slot].egress_pkts += 5;
+		dp.lcores[0].tenant_stats[o->tenants[o->conns[i].tenant].slot].ingress_pkts += 2;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "metrics-connections", no_argument, NULL, 'C' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "render", no_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config = NULL, *metrics = NULL;
+	bool per_conn = false, render = false;
+	unsigned seconds = 30;
+	struct dp_reload_report rep;
+	char err[256];
+	int ret, opt;
+	uint64_t k = 0;
+
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "EAL: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	argc -= ret;
+	argv += ret;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': config = optarg; break;
+		case 'm': metrics = optarg; break;
+		case 'C': per_conn = true; break;
+		case 's': seconds = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'r': render = true; break;
+		default: return 2;
+		}
+	}
+	if (!config)
+		return 2;
+	pthread_mutex_init(&dp.ctl_lock, NULL);
+	dp.conn_cap = 65536;
+	dp.n_lcores = 1;
+	dp.lcores[0].tenant_stats = calloc(DP_MAX_TENANTS, sizeof(struct dp_tenant_stats));
+	if (dp_estats_init(NULL) < 0 || !dp.lcores[0].tenant_stats)
+		return 1;
+	if (dp_config_apply(config, &rep) < 0) {
+		cfg_errors_print(&rep.errs, stderr);
+		return 1;
+	}
+	dp_reload_report_free(&rep);
+	pthread_mutex_lock(&dp.ctl_lock);
+	if (dp_estats_sync(dp.ovl) < 0)
+		fprintf(stderr, "some connections have no Estats state\n");
+	pthread_mutex_unlock(&dp.ctl_lock);
+	for (uint32_t p = 0; p < dp.cfg->n_ports && p < DP_MAX_PORTS; p++)
+		dp.ports[dp.n_ports++].name = dp.cfg->ports[p].name;
+	if (dp_estats_telemetry_init() < 0)
+		fprintf(stderr, "telemetry commands not registered\n");
+	if (metrics && dp_metrics_start(metrics, per_conn, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	fprintf(stderr, "estats-harness: %u connections, %u tenants, %lu bytes of Estats state\n",
+		dp.ovl->n_conns, dp.ovl->n_tenants, (unsigned long)dp_estats.bytes);
+	for (unsigned ms = 0; !stop && ms < seconds * 1000u; ms++) {
+		/* Ten rounds a millisecond of wall time, one millisecond of virtual time each. */
+		for (int j = 0; j < 10; j++, k++)
+			round_run(dp.ovl, k, k * US(1000));
+		if (render && k >= 100)
+			break;
+		usleep(1000);
+	}
+	if (render) {
+		char *text;
+		size_t len;
+
+		if (dp_metrics_render(per_conn, &text, &len) < 0)
+			return 1;
+		fwrite(text, 1, len, stdout);
+		free(text);
+	}
+	dp_metrics_stop();
+	fprintf(stderr, "estats-harness: %lu rounds\n", (unsigned long)k);
+	dp_estats_free();
+	rte_eal_cleanup();
+	return 0;
+}
