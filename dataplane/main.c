@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_cpuflags.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -24,6 +25,7 @@
 #include <rte_mempool.h>
 #include <rte_net_crc.h>
 #include <rte_pdump.h>
+#include <rte_vect.h>
 
 #include "dp.h"
 #include "dp_acl.h"
@@ -55,13 +57,15 @@ usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [EAL options] -- --config FILE [--exit-when-idle MS] [--stats-json FILE]\n"
-		"          [--mbuf-size BYTES] [--max-connections N] [--queue-mbufs N]\n"
+		"          [--mbuf-size BYTES] [--max-connections N] [--queue-mbufs N] [--stage-cycles N]\n"
 		"  --config FILE        the JSON configuration (schema version 1)\n"
 		"  --exit-when-idle MS  exit once every port has been idle for MS ms after traffic\n"
 		"  --stats-json FILE    also write the exit summary to FILE\n"
 		"  --mbuf-size BYTES    largest frame accepted (default 9216)\n"
 		"  --max-connections N  connections the shapers can hold, over all reloads (default 65536)\n"
-		"  --queue-mbufs N      frames each lcore's shapers can hold, per stage (default 2048)\n",
+		"  --queue-mbufs N      frames each lcore's shapers can hold, per stage (default 2048)\n"
+		"  --stage-cycles N     profile one rx burst in N: TSC cycles per frame of each stage of\n"
+		"                       the path in /roce/stages and the exit summary (default 0: off)\n",
 		prog);
 }
 
@@ -75,6 +79,7 @@ parse_args(int argc, char **argv)
 		{ "mbuf-size", required_argument, NULL, 'm' },
 		{ "max-connections", required_argument, NULL, 'C' },
 		{ "queue-mbufs", required_argument, NULL, 'Q' },
+		{ "stage-cycles", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -116,6 +121,16 @@ parse_args(int argc, char **argv)
 			*(opt == 'C' ? &opts.rate.max_conns : &opts.rate.queue_mbufs) = (uint32_t)v;
 			break;
 		}
+		case 'P': {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || v > 1000000) {
+				fprintf(stderr, "--stage-cycles: 0 (off) to 1000000 bursts\n");
+				return -1;
+			}
+			dp.prof_every = (uint32_t)v;
+			break;
+		}
 		case 'h':
 			usage(argv[0]);
 			exit(0);
@@ -143,6 +158,31 @@ net_crc32(const void *buf, uint32_t len)
 }
 
 /* Match the configuration's devices to the ports EAL probed, both ways. */
+/*
+ * The long-run CRC (full ICRCs: CNPs, NAKs, frames with IPv4 options):
+ * rte_net_crc's AVX-512 (VPCLMULQDQ) path where the CPU has it, chosen at
+ * run time.  rte_net_crc takes it only while the EAL allows 512-bit SIMD, a
+ * limit that defaults to 256 for the sake of other libraries' code paths:
+ * so it is raised for this choice alone and put back, unless the user set
+ * it (--force-max-simd-bitwidth), which then decides.  Without AVX-512 the
+ * request falls back to SSE4.2 and PCLMULQDQ by itself.
+ */
+static void
+crc_select(void)
+{
+	bool wide = rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) > 0 &&
+		    rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0;
+	uint16_t was = rte_vect_get_max_simd_bitwidth();
+	bool raised = wide && was < RTE_VECT_SIMD_512 && rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512) == 0;
+
+	rte_net_crc_set_alg(RTE_NET_CRC_AVX512);
+	if (raised)
+		rte_vect_set_max_simd_bitwidth(was);
+	wide = wide && (raised || was >= RTE_VECT_SIMD_512);
+	roce_crc32_set_impl(net_crc32, wide ? "rte_net_crc (AVX-512)" : "rte_net_crc (SSE4.2)");
+	fprintf(stderr, "dpdk-roce-vswitch: full ICRC by %s\n", roce_crc32_impl_name());
+}
+
 static int
 ports_map(void)
 {
@@ -355,9 +395,7 @@ main(int argc, char **argv)
 	dp.tsc_hz = rte_get_tsc_hz();
 	dp.housekeep = housekeeping;
 
-	/* The long-run CRC: asking for AVX-512 falls back to SSE4.2 (PCLMUL) by itself. */
-	rte_net_crc_set_alg(RTE_NET_CRC_AVX512);
-	roce_crc32_set_impl(net_crc32, "rte_net_crc");
+	crc_select();
 
 	if (ports_map() < 0 || lcores_assign() < 0)
 		goto fail_eal;
