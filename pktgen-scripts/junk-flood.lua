@@ -65,8 +65,7 @@ printf("junk-flood: %ds of 64-byte UDP 4791 junk to %s on port %s\n", seconds, d
 pktgen.start(port)
 pktgen.delay(seconds * 1000)
 pktgen.stop(port)
-pktgen.delay(500)
-local st = rc.port_stats(port)
+local st = rc.settled_stats(port)
 
 local fields = {
 	{ "script", "junk-flood" }, { "port", tonumber(port) }, { "dst", dst },

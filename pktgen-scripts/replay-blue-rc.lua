@@ -51,9 +51,9 @@ printf("replay-blue-rc: sending %d frames (%d x %d) on port %s at %s%%\n", targe
 pktgen.start(port)
 local st, done = rc.wait_for(port, function(s) return s.opackets >= target end, 30000)
 pktgen.stop(port)
--- The hairpin frames come back through the switch: give them a moment.
-pktgen.delay(1000)
-st = rc.port_stats(port)
+-- The hairpin frames come back through the switch, and pktgen's counters
+-- lag: read them once they hold still.
+st = rc.settled_stats(port)
 
 local fields = {
 	{ "script", "replay-blue-rc" }, { "port", tonumber(port) }, { "frames", frames },

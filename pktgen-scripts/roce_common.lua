@@ -50,6 +50,30 @@ function M.wait_for(port, pred, limit_ms, step_ms)
 	return st, pred(st)
 end
 
+-- The counters once they stop moving.  pktgen refreshes the counters that
+-- portStats returns from a periodic timer (about once a second), so a read
+-- right after stop() can lag the frames really sent: read until opackets and
+-- ipackets have held still for @quiet_ms (default 1500), at most @limit_ms
+-- (default 6000).
+function M.settled_stats(port, quiet_ms, limit_ms)
+	quiet_ms = quiet_ms or 1500
+	limit_ms = limit_ms or 6000
+	local st = M.port_stats(port)
+	local still, waited = 0, 0
+	while still < quiet_ms and waited < limit_ms do
+		pktgen.delay(250)
+		waited = waited + 250
+		local now = M.port_stats(port)
+		if now.opackets == st.opackets and now.ipackets == st.ipackets then
+			still = still + 250
+		else
+			still = 0
+		end
+		st = now
+	end
+	return st
+end
+
 -- pktgen.set_mac took (portlist, mac) in old releases and takes
 -- (portlist, "src"|"dst", mac) in current ones.
 function M.set_dst_mac(port, mac)
