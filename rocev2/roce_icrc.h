@@ -205,6 +205,22 @@ roce_pkt_set_reth(const struct roce_pkt *pkt, uint8_t *frame, uint64_t va, uint3
 	return true;
 }
 
+/* The XRC SRQ number of an XRC request's XRCETH (its reserved top byte kept). */
+static inline bool
+roce_pkt_set_xrc_srqn(const struct roce_pkt *pkt, uint8_t *frame, uint32_t srqn,
+		      struct roce_icrc_delta *d)
+{
+	struct roce_xrceth *x = roce_pkt_ext(pkt, frame, ROCE_EXT_XRCETH);
+	struct roce_xrceth old;
+
+	if (!x)
+		return false;
+	old = *x;
+	roce_xrceth_set_srq(x, srqn);
+	roce_icrc_delta_add(d, (uint32_t)((uint8_t *)x - frame), &old, x, sizeof(*x));
+	return true;
+}
+
 /* One changed field: the new ICRC. */
 uint32_t roce_icrc_update(uint32_t icrc, uint32_t off, const void *old, const void *new_bytes,
 			  uint32_t len, uint32_t icrc_off);

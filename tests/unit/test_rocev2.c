@@ -471,6 +471,21 @@ test_ieth_feth(void)
 		CU_ASSERT_EQUAL(roce_ieth_rkey(roce_pkt_ext(&p, g, ROCE_EXT_IETH)), 0xabcdef01);
 		CU_ASSERT_TRUE(roce_icrc_verify(g, &p));
 		CU_ASSERT_FALSE(roce_pkt_set_reth(&p, g, 1, 2, &d));
+		/* The XRC forms: the SRQ number too, in the same delta. */
+		if (roce_opcode_transport(ops[i]) == ROCE_TR_XRC) {
+			struct roce_xrceth *x = roce_pkt_ext(&p, g, ROCE_EXT_XRCETH);
+			uint8_t top = ((uint8_t *)x)[0];
+
+			CU_ASSERT_TRUE(roce_pkt_set_ieth_rkey(&p, g, 0x11223344, &d));
+			CU_ASSERT_TRUE(roce_pkt_set_xrc_srqn(&p, g, 0xfedcba, &d));
+			roce_icrc_put(g, p.icrc_off,
+				      roce_icrc_delta_apply(&d, roce_icrc_get(f, &p), p.icrc_off));
+			CU_ASSERT_EQUAL(roce_xrceth_srq(x), 0xfedcba);
+			CU_ASSERT_EQUAL(((uint8_t *)x)[0], top);
+			CU_ASSERT_TRUE(roce_icrc_verify(g, &p));
+		} else {
+			CU_ASSERT_FALSE(roce_pkt_set_xrc_srqn(&p, g, 1, &d));
+		}
 	}
 	/* A frame without an IETH is left alone. */
 	{
