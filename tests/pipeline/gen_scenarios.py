@@ -900,9 +900,11 @@ def malformed(m, blue, S):
          "%s/%s/%s/%s" % (ETH, IP4.replace("flags='DF'", "flags='MF'"), UDPR, SEND)),
         ("vm-blue-1", "ip_fragment", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", frag=100)"), UDPR, SEND)),
         ("vm-blue-1", "bad_ip_length", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", len=200)"), UDPR, SEND)),
-        ("vm-blue-1", "bad_ip_length",
+        # Shorter IP lengths than the frame: what follows is Ethernet padding, so the
+        # UDP length (which still counts it) runs past the IP payload.
+        ("vm-blue-1", "bad_udp_length",
          "%s/%s/%s/%s/Raw(bytes(4))" % (ETH, IP4.replace(")", ", len=76)"), UDPR, SEND)),
-        ("vm-blue-1", "bad_ip_length", "%s/%s/%s/%s" % (ETH, IP6.replace(")", ", plen=30)"), UDPR, SEND)),
+        ("vm-blue-1", "bad_udp_length", "%s/%s/%s/%s" % (ETH, IP6.replace(")", ", plen=30)"), UDPR, SEND)),
         ("vm-blue-1", "not_udp", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", proto=6)"), UDPR, SEND)),
         ("vm-blue-1", "not_udp", "%s/%s/%s/%s" % (ETH, IP6.replace(")", ", nh=6)"), UDPR, SEND)),
         ("vm-blue-1", "truncated_udp",
