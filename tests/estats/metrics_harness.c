@@ -16,8 +16,12 @@
  * every connection gets one NAK of kind i % 7 per 128 rounds.
  *
  * Usage: estats-harness [EAL options] -- --config FILE [--metrics ADDR:PORT]
- *        [--metrics-connections] [--seconds N] [--render]
+ *        [--metrics-connections] [--seconds N] [--render] [--demo]
  * --render prints one exposition to stdout after 100 rounds and exits.
+ * --demo varies the delays for the README's picture: the network round trip
+ * jitters by up to +50 %, is four times longer from round 20000 to 40000
+ * (congestion) and the host response six times longer from 50000 to 60000
+ * (a slow host); at ten rounds a millisecond, that is 2 to 4 s and 5 to 6 s.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -39,6 +43,19 @@
 #define ACK (ESTATS_F_RESP | ESTATS_F_ONLY | ESTATS_F_ACK)
 
 static volatile int stop;
+static bool demo;
+
+/* A deterministic jitter in [0, 1): the round and connection hashed. */
+static double
+jitter(uint64_t k, uint32_t i)
+{
+	uint64_t x = (k * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)i << 32);
+
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 32;
+	return (double)(x & 0xffffff) / (double)0x1000000;
+}
 
 static void
 on_signal(int sig)
@@ -65,6 +82,15 @@ round_run(const struct ovl *o, uint64_t k, uint64_t t0)
 
 		if (!c || o->conns[i].hairpin)
 			continue;
+		if (demo) {
+			double j = jitter(k, i);
+
+			net += (uint64_t)((double)net * 0.5 * j * j);
+			if (k >= 20000 && k < 40000)
+				net *= 4;
+			if (k >= 50000 && k < 60000)
+				host *= 6;
+		}
 		for (unsigned j = 0; j < 4; j++)
 			estats_egress(c, p, WR(j == 0 ? ESTATS_F_FIRST : j == 3 ? ESTATS_F_LAST : ESTATS_F_MIDDLE),
 				      psn + j, 0, t + US(j));
@@ -91,6 +117,7 @@ main(int argc, char **argv)
 		{ "metrics-connections", no_argument, NULL, 'C' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "render", no_argument, NULL, 'r' },
+		{ "demo", no_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *metrics = NULL;
@@ -115,6 +142,7 @@ main(int argc, char **argv)
 		case 'C': per_conn = true; break;
 		case 's': seconds = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'r': render = true; break;
+		case 'd': demo = true; break;
 		default: return 2;
 		}
 	}
