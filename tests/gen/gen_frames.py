@@ -292,7 +292,8 @@ def roce_expr(op, i, rng, ver=4, vlans=0, opts=0, paylen=None, fecn=0, becn=0,
         else:
             paylen = 1 + rng.getrandbits(8)
     pad = (-paylen) & 3
-    last_or_only = "LAST" in name or "ONLY" in name
+    # FLUSH and ATOMIC WRITE are single-packet requests, as READ and atomics are.
+    last_or_only = "LAST" in name or "ONLY" in name or name.endswith(("FLUSH", "ATOMIC_WRITE"))
     se = 1 if ("SEND" in name and last_or_only and i % 2) else 0
     ackreq = 1 if (last_or_only and "RESPONSE" not in name and "ACK" not in name) else 0
     s = head + "/BTH(opcode=0x%02x, solicited=%d, migreq=%d, padcount=%d, pkey=0x%04x, " \
