@@ -528,6 +528,8 @@ shaper_tenant_stats(const struct shaper *sh, uint32_t tenant, uint64_t now,
 	st->enq_bytes = t->enq_bytes;
 	st->deq_pkts = t->deq_pkts;
 	st->deq_bytes = t->deq_bytes;
+	st->cut_pkts = t->cut_pkts;
+	st->cut_bytes = t->cut_bytes;
 	st->charged_bytes = t->charged;
 	memcpy(st->drop_pkts, t->drop_pkts, sizeof(st->drop_pkts));
 	memcpy(st->drop_msgs, t->drop_msgs, sizeof(st->drop_msgs));

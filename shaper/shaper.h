@@ -143,6 +143,8 @@ struct shaper_tenant_stats {
 	uint32_t conns;		/* Attached connections. */
 	uint64_t enq_pkts, enq_bytes;
 	uint64_t deq_pkts, deq_bytes;
+	/* Of the enqueued and dequeued: cut through (shaper_send_now()). */
+	uint64_t cut_pkts, cut_bytes;
 	uint64_t charged_bytes;	/* Admitted through the bucket, shaper_charge() included. */
 	uint64_t drop_pkts[SHAPER_DROP_MAX];	/* Refused packets by reason. */
 	uint64_t drop_msgs[SHAPER_DROP_MAX];	/* Refused messages by reason. */
@@ -223,6 +225,41 @@ int shaper_conn_set_rate(struct shaper *sh, uint32_t conn, uint64_t rate_bps,
  */
 enum shaper_verdict shaper_enqueue(struct shaper *sh,
 	const struct shaper_pkt *pkt, uint64_t now);
+
+/*
+ * Cut-through: let one packet leave at once when queueing it would change
+ * nothing.  Call it in place of shaper_enqueue(), with the same packet.
+ *
+ * Returns true when every stage would let the packet through at `now`: its
+ * connection has nothing queued (so it overtakes nothing of its own); its
+ * pacing time has come; its tenant is neither backpressured nor dropping
+ * and, with a tenant cap, has nothing queued at all (so fair share is kept)
+ * and tokens in both buckets (the admission bucket only if the packet needs
+ * a charge); and shaper_enqueue() would accept it.  The packet is then
+ * accounted exactly as shaper_enqueue() followed by a shaper_dequeue() at
+ * `now` would account it: a whole message charged at its first packet (its
+ * later packets pre-paid), the connection's pacing time and the tenant's
+ * buckets advanced, the message opened or closed for the all-or-nothing
+ * acceptance, and the tenant's counters (enq, deq, cut, charged, achieved
+ * rate) updated.  It is never queued: it counts in no queue depth, limit,
+ * backpressure or watchdog, and takes no item from the pool.  *out is
+ * filled as dequeue would fill it (conn_queued is 0); the shaper never owns
+ * the packet, and the caller transmits it at once, behind whatever
+ * shaper_dequeue() handed out before.
+ *
+ * Returns false, and changes nothing, when the packet must queue (or be
+ * refused): the caller then calls shaper_enqueue() with it.  An uncapped
+ * tenant has no bucket to share, so there only the connection's own queue
+ * and pacing (and the tenant's backpressure) decide.  Pacing is checked
+ * against the exact timestamp, never a wheel slot early.
+ *
+ * With two shapers in series (DCQCN: stage 1 paces, stage 2 holds the
+ * bucket), a packet that passes stage 1 at once is offered to stage 2 the
+ * same way, and what stage 1 dequeues too; give stage 1 a packet only if
+ * stage 2 has a free item, as for its dequeue.
+ */
+bool shaper_send_now(struct shaper *sh, const struct shaper_pkt *pkt,
+	uint64_t now, struct shaper_out *out);
 
 /*
  * Up to `max` items that may leave at `now`, in an order that respects each

@@ -119,3 +119,98 @@ shaper_enqueue(struct shaper *sh, const struct shaper_pkt *pkt, uint64_t now)
 	}
 	return SHAPER_OK;
 }
+
+/*
+ * Cut-through.  The conditions are those under which shaper_enqueue()
+ * followed by shaper_dequeue() at the same `now` would hand the packet back
+ * at once, checked before anything is changed; the accounting then mirrors
+ * both halves.  Pacing is checked against the exact timestamp, not against
+ * the wheel's slot, so cut-through never releases early.
+ */
+bool
+shaper_send_now(struct shaper *sh, const struct shaper_pkt *pkt, uint64_t now,
+	struct shaper_out *out)
+{
+	struct shaper_conn *c;
+	struct shaper_tenant *t;
+	uint16_t f = pkt->flags & SHAPER_IF_CALLER;
+	shaper_u128 now_fp = SHAPER_FP(now);
+	shaper_u128 tnow = SHAPER_TNOW(now);
+	bool starts, cont, prepaid;
+
+	if (pkt->conn >= sh->n_conns)
+		return false;
+	c = &sh->conns[pkt->conn];
+	/* Its own queue first: nothing overtakes an earlier packet. */
+	if (!(c->flags & SHAPER_CF_ATTACHED) || c->qitems != 0)
+		return false;
+	if (c->cpb != 0 && conn_ts(c) > now_fp)
+		return false;
+	t = &sh->tenants[c->tenant];
+	/* Limits, backpressure and the watchdog are shaper_enqueue()'s. */
+	if (t->full || t->dropping)
+		return false;
+	starts = !(c->flags & (SHAPER_CF_ENQ_OPEN | SHAPER_CF_ENQ_REFUSE)) ||
+		(f & SHAPER_PKT_FIRST);
+	if (starts ? t->qbytes + pkt->bytes > t->qlimit_hard :
+	    (c->flags & SHAPER_CF_ENQ_REFUSE) != 0)
+		return false;
+	/* As item_prepaid() would find it at an empty queue. */
+	cont = (c->flags & SHAPER_CF_MSG_OPEN) && !(f & SHAPER_PKT_FIRST);
+	prepaid = cont || (f & SHAPER_PKT_EXEMPT);
+	if (t->cpb != 0) {
+		/* Nothing of the tenant waits: no fair share or order to keep. */
+		if (t->qbytes != 0 || t->fq_map != 0 || t->run_head != SHAPER_NIL ||
+		    t->tx_ts > tnow || (!prepaid && t->adm_ts > tnow))
+			return false;
+	} else if (!prepaid && t->fq_map != 0) {
+		/* shaper_enqueue() would leave it to the calendar. */
+		return false;
+	}
+
+	/* It goes.  Enqueue's message bookkeeping. */
+	if (starts) {
+		c->flags &= ~(SHAPER_CF_ENQ_OPEN | SHAPER_CF_ENQ_REFUSE | SHAPER_CF_REASON_MASK);
+		if (!(f & SHAPER_PKT_LAST))
+			c->flags |= SHAPER_CF_ENQ_OPEN;
+	} else if (f & SHAPER_PKT_LAST) {
+		c->flags &= ~SHAPER_CF_ENQ_OPEN;
+	}
+	/* Admission, as item_prepaid() or the charge would do it. */
+	if (!cont || (f & SHAPER_PKT_LAST))
+		c->flags &= ~SHAPER_CF_MSG_OPEN;
+	if (!prepaid) {
+		if (t->cpb != 0) {
+			/* fair_push() then fair_pop() on an empty calendar: the
+			 * connection joins no earlier than the virtual time, which
+			 * moves to it. */
+			uint64_t floor = t->fq_v << sh->qshift;
+
+			if (c->vfinish < floor)
+				c->vfinish = floor;
+			t->fq_v = c->vfinish >> sh->qshift;
+		}
+		unit_charge(t, c, f, pkt->bytes, pkt->charge, tnow);
+	}
+	/* Transmission, as conn_send() would do it; an idle connection
+	 * restarts at `now` (no credit for idle time). */
+	if (t->cpb != 0)
+		t->tx_ts = u128_max(t->tx_ts, tnow - t->burst_fp) +
+			(shaper_u128)pkt->bytes * t->cpb;
+	if (c->cpb != 0)
+		conn_ts_set(c, now_fp + (shaper_u128)pkt->bytes * c->cpb);
+	t->enq_pkts++;
+	t->enq_bytes += pkt->bytes;
+	t->deq_pkts++;
+	t->deq_bytes += pkt->bytes;
+	t->cut_pkts++;
+	t->cut_bytes += pkt->bytes;
+	t->win_bytes += pkt->bytes;
+	tenant_ewma_tick(sh, t, now);
+	out->cookie = pkt->cookie;
+	out->conn = pkt->conn;
+	out->bytes = pkt->bytes;
+	out->conn_queued = 0;
+	out->flags = f;
+	return true;
+}

@@ -165,6 +165,8 @@ struct shaper_tenant {
 	uint64_t enq_bytes;
 	uint64_t deq_pkts;
 	uint64_t deq_bytes;
+	uint64_t cut_pkts;	/* Of enq and deq: sent at once by shaper_send_now(). */
+	uint64_t cut_bytes;
 	uint64_t charged;
 	uint64_t drop_pkts[SHAPER_DROP_MAX];
 	uint64_t drop_msgs[SHAPER_DROP_MAX];

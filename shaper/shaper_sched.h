@@ -205,28 +205,41 @@ item_prepaid(struct shaper_conn *c, struct shaper_item *it)
 	return true;
 }
 
+/*
+ * Charge a unit that needs it to the tenant's admission bucket and the
+ * connection's virtual finish time: the whole message (`charge`) at a first
+ * packet that carries one, which opens the message unless it is also the
+ * last, else the packet's `bytes`.
+ */
+static inline void
+unit_charge(struct shaper_tenant *t, struct shaper_conn *c, uint16_t flags,
+	uint32_t bytes, uint32_t msg_charge, shaper_u128 tnow)
+{
+	uint64_t charge = bytes;
+
+	if ((flags & SHAPER_PKT_FIRST) && msg_charge != 0) {
+		charge = msg_charge;
+		if (!(flags & SHAPER_PKT_LAST))
+			c->flags |= SHAPER_CF_MSG_OPEN;
+		if (charge > t->fq_window)
+			t->fq_window = charge < (16u << 20) ? charge : 16u << 20;
+	}
+	if (t->cpb != 0)
+		t->adm_ts = u128_max(t->adm_ts, tnow - t->burst_fp) +
+			(shaper_u128)charge * t->cpb;
+	c->vfinish += charge;
+	t->charged += charge;
+}
+
 /* Charge an item that needs it: the whole message at its first packet,
  * else the packet. */
 static inline void
 item_charge(struct shaper_tenant *t, struct shaper_conn *c, struct shaper_item *it,
 	shaper_u128 tnow)
 {
-	uint64_t charge = it->bytes;
-
-	if ((it->flags & SHAPER_PKT_FIRST) && it->charge != 0) {
-		charge = it->charge;
-		if (!(it->flags & SHAPER_PKT_LAST))
-			c->flags |= SHAPER_CF_MSG_OPEN;
-		if (charge > t->fq_window)
-			t->fq_window = charge < (16u << 20) ? charge : 16u << 20;
-	}
+	unit_charge(t, c, it->flags, it->bytes, it->charge, tnow);
 	it->flags |= SHAPER_IF_ADMITTED;
 	c->ahead += it->bytes;
-	if (t->cpb != 0)
-		t->adm_ts = u128_max(t->adm_ts, tnow - t->burst_fp) +
-			(shaper_u128)charge * t->cpb;
-	c->vfinish += charge;
-	t->charged += charge;
 }
 
 /* Connections. */

@@ -5,7 +5,10 @@
  * have data (backlogged) post RDMA WRITE messages, packetised at a 4096-byte
  * MTU with RoCEv2 headers, and charged whole at their first packet; a poll
  * loop advances the clock by a jittered step, dequeues everything due and
- * stops posting for a tenant while shaper_tenant_full() says so.
+ * stops posting for a tenant while shaper_tenant_full() says so.  With
+ * `cut` set, the caller first offers each packet to shaper_send_now() and
+ * queues it only when that refuses, as a data plane with cut-through does;
+ * a connection then posts at most `target` bytes per poll, its line rate.
  */
 #ifndef SHAPER_TEST_SIM_H
 #define SHAPER_TEST_SIM_H
@@ -50,6 +53,9 @@ struct sim {
 	uint32_t step_min, step_max;	/* Poll interval, ns. */
 	uint64_t refused;
 	uint64_t target;	/* Bytes to keep queued per connection. */
+	bool cut;		/* Try shaper_send_now() before shaper_enqueue(). */
+	uint64_t cut_pkts;	/* Packets sent at once, with `cut`. */
+	uint64_t queued_pkts;	/* Packets queued, with `cut`. */
 	/* Optional: called for every dequeued item. */
 	void (*on_out)(struct sim *s, const struct shaper_out *o);
 	void *arg;
@@ -132,6 +138,8 @@ sim_tenant(struct sim *s, uint32_t t, uint64_t rate_bps, uint64_t burst, uint64_
 	return shaper_tenant_config(s->sh, t, &tp, s->now);
 }
 
+static inline void sim_account(struct sim *s, const struct shaper_out *o);
+
 /* Post one message of connection ci.  Returns false if refused. */
 static inline bool
 sim_post_msg(struct sim *s, uint32_t ci)
@@ -158,6 +166,18 @@ sim_post_msg(struct sim *s, uint32_t ci)
 		}
 		if (i + 1 == npkts)
 			p.flags |= SHAPER_PKT_LAST;
+		if (s->cut) {
+			struct shaper_out o;
+
+			if (shaper_send_now(s->sh, &p, s->now, &o)) {
+				c->seq_enq++;
+				c->queued += p.bytes;
+				s->cut_pkts++;
+				sim_account(s, &o);
+				continue;
+			}
+			s->queued_pkts++;
+		}
 		if (shaper_enqueue(s->sh, &p, s->now) != SHAPER_OK) {
 			s->refused++;
 			ok = false;
@@ -178,11 +198,14 @@ sim_refill(struct sim *s)
 	for (uint32_t i = 0; i < s->n_dirty; i++) {
 		uint32_t ci = s->dirty[i];
 		struct sim_conn *c = &s->c[ci];
+		uint64_t posted = 0;
 
-		while (c->msg_bytes != 0 && c->queued < s->target &&
+		/* Without cut-through `posted` never reaches `target` first. */
+		while (c->msg_bytes != 0 && c->queued < s->target && posted < s->target &&
 		       !shaper_tenant_full(s->sh, c->tenant, s->now)) {
 			if (!sim_post_msg(s, ci))
 				break;
+			posted += shaper_msg_wire_bytes(c->msg_bytes, SIM_MTU, SIM_HDR, SIM_RETH);
 		}
 		if (c->msg_bytes != 0 && c->queued < s->target) {
 			/* Backpressured: try again next step. */
