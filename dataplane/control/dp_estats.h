@@ -80,31 +80,80 @@ dp_estats_flags(uint8_t opcode, bool ackreq, unsigned ecn)
 }
 
 /*
- * Per-packet calls.  dp_estats_egress: a frame of L toward the fabric, by
- * the lcore polling L's tenant port.  dp_estats_ingress: a frame from the
- * fabric for L (R's request or answer, or a CNP), by the lcore polling the
- * uplink.  @syndrome is the AETH syndrome byte, 0 when there is no AETH.
- * @tsc is the lcore's loop time (lc->now).
+ * The estats/ arguments of a parsed RoCEv2 frame at @data: the flags (with
+ * AckReq and CE), and the PSN and AETH syndrome (0 without an AETH) through
+ * @psn and @syn.  0 for frames that are neither RC nor a CNP.
+ */
+static inline uint32_t
+dp_estats_frame_args(const uint8_t *data, const struct roce_pkt *pkt, uint32_t *psn, unsigned *syn)
+{
+	const uint8_t *bth = data + pkt->bth_off, *l3 = data + pkt->l3_off;
+	unsigned aeth = roce_ext_offset(pkt->exts, ROCE_EXT_AETH);
+	unsigned ecn = pkt->ip_ver == 6 ? (l3[1] >> 4) & 3u : l3[1] & 3u;
+
+	*psn = (uint32_t)bth[9] << 16 | (uint32_t)bth[10] << 8 | bth[11];
+	*syn = aeth ? bth[aeth] : 0;
+	return dp_estats_flags(pkt->opcode, (bth[8] & 0x80) != 0, ecn);
+}
+
+/*
+ * Per-packet calls, from the stage that holds the frame with its connection
+ * resolved; @tsc is the lcore's loop time (lc->now).  No call for a hairpin:
+ * its frames never cross the fabric.
+ *
+ * dp_estats_egress_frame: a frame of L forwarded toward the fabric, by the
+ * lcore polling L's tenant port, once the frame is certain to leave
+ * (stage 4).
+ * dp_estats_ingress_marks: a frame from the fabric for L, by the lcore
+ * polling the uplink, before DCQCN may clear its CE mark or consume it as a
+ * CNP (stage 3): counts the CE mark and the CNP, nothing else.
+ * dp_estats_ingress_frame: the same frame once it is certain to reach L
+ * (stage 4): R's requests and answers.
  */
 static inline void
-dp_estats_egress(uint32_t state, uint32_t flags, uint32_t psn, unsigned syndrome, uint64_t tsc)
+dp_estats_egress_frame(uint32_t state, const uint8_t *data, const struct roce_pkt *pkt, uint64_t tsc)
 {
 	struct estats_conn *c = dp_estats_conn(state);
+	uint32_t psn;
+	unsigned syn;
 
-	if (c)
-		estats_egress(c, &dp_estats.prof, flags, psn, syndrome, dp_estats_ns(tsc));
+	if (c) {
+		uint32_t f = dp_estats_frame_args(data, pkt, &psn, &syn);
+
+		estats_egress(c, &dp_estats.prof, f, psn, syn, dp_estats_ns(tsc));
+	}
 }
 
 static inline void
-dp_estats_ingress(uint32_t state, uint32_t flags, uint32_t psn, unsigned syndrome, uint64_t tsc)
+dp_estats_ingress_marks(uint32_t state, const uint8_t *data, const struct roce_pkt *pkt)
 {
 	struct estats_conn *c = dp_estats_conn(state);
+	uint32_t psn;
+	unsigned syn;
 
-	if (c)
-		estats_ingress(c, &dp_estats.prof, flags, psn, syndrome, dp_estats_ns(tsc));
+	if (c) {
+		uint32_t f = dp_estats_frame_args(data, pkt, &psn, &syn) & (ESTATS_F_CE | ESTATS_F_CNP);
+
+		if (f)
+			estats_ingress(c, &dp_estats.prof, f, 0, 0, 0);
+	}
 }
 
-/* The notification point sent a CNP for this connection (the uplink's lcore). */
+static inline void
+dp_estats_ingress_frame(uint32_t state, const uint8_t *data, const struct roce_pkt *pkt, uint64_t tsc)
+{
+	struct estats_conn *c = dp_estats_conn(state);
+	uint32_t psn;
+	unsigned syn;
+
+	if (c) {
+		uint32_t f = dp_estats_frame_args(data, pkt, &psn, &syn) & ~(ESTATS_F_CE | ESTATS_F_CNP);
+
+		estats_ingress(c, &dp_estats.prof, f, psn, syn, dp_estats_ns(tsc));
+	}
+}
+
+/* The notification point sent a CNP for this connection (the uplink's lcore, in cnp_send()). */
 static inline void
 dp_estats_cnp_sent(uint32_t state)
 {

@@ -17,6 +17,9 @@
  *
  * Usage: estats-harness [EAL options] -- --config FILE [--metrics ADDR:PORT]
  *        [--metrics-connections] [--seconds N] [--render] [--demo]
+ *        estats-harness --frame-check
+ * --frame-check checks dp_estats_frame_args() on frames built by rocev2/
+ * (no EAL) and exits.
  * --render prints one exposition to stdout after 100 rounds and exits.
  * --demo varies the delays for the README's picture: the network round trip
  * jitters by up to +50 %, is four times longer from round 20000 to 40000
@@ -44,6 +47,60 @@
 
 static volatile int stop;
 static bool demo;
+
+/*
+ * dp_estats_frame_args() on frames that rocev2/ builds and parses: the
+ * flags, PSN and syndrome estats/ is given.  The number of mismatches.
+ */
+static int
+frame_check(void)
+{
+	static const struct {
+		uint8_t op, ackreq, ecn, ver;
+		uint32_t psn;
+		uint8_t syn;            /* AETH syndrome when the opcode has one */
+		uint32_t want;          /* flags beyond the opcode's */
+	} t[] = {
+		{ ROCE_OP_RC_WRITE_LAST, 1, 0, 4, 0x123456, 0, ESTATS_F_ACKREQ },
+		{ ROCE_OP_RC_SEND_ONLY, 0, 3, 6, 0xffffff, 0, ESTATS_F_CE },
+		{ ROCE_OP_RC_ACK, 0, 2, 4, 77, 0x62, 0 },
+		{ ROCE_OP_RC_ACK, 0, 3, 6, 78, 0x2c, ESTATS_F_CE },
+		{ ROCE_OP_RC_READ_RESP_MIDDLE, 0, 0, 4, 5, 0, 0 },
+		{ ROCE_OP_UD_SEND_ONLY, 1, 3, 4, 9, 0, 0 },
+	};
+	int bad = 0;
+
+	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct roce_frame_spec sp = { .ip_ver = t[i].ver, .ecn = t[i].ecn, .ttl = 64, .opcode = t[i].op,
+					      .ackreq = t[i].ackreq, .pkey = 0xffff, .dqpn = 17, .psn = t[i].psn };
+		uint8_t ext[64] = { 0 }, buf[256];
+		const struct roce_opcode_info *oi = roce_opcode(t[i].op);
+		unsigned aeth = roce_ext_offset(oi->exts, ROCE_EXT_AETH);
+		struct roce_pkt pkt;
+		uint32_t psn, f, want;
+		unsigned syn;
+		size_t len;
+
+		if (aeth)
+			ext[aeth - ROCE_BTH_LEN] = t[i].syn;
+		len = roce_build_frame(buf, sizeof(buf), &sp, ext, ROCE_EXT_LEN(oi->exts), NULL,
+				       (oi->flags & ROCE_OPF_PAYLOAD) ? 8 : 0);
+		if (!len || roce_parse(buf, (uint32_t)len, ROCE_UDP_PORT, &pkt) != ROCE_OK) {
+			fprintf(stderr, "frame %u: not built or not parsed\n", i);
+			bad++;
+			continue;
+		}
+		f = dp_estats_frame_args(buf, &pkt, &psn, &syn);
+		want = roce_opcode_transport(t[i].op) == ROCE_TR_RC ? oi->flags | t[i].want : 0;
+		if (f != want || psn != t[i].psn || syn != t[i].syn) {
+			fprintf(stderr, "frame %u: flags %#x psn %#x syn %#x, want %#x %#x %#x\n", i, f, psn, syn,
+				want, t[i].psn, t[i].syn);
+			bad++;
+		}
+	}
+	fprintf(stderr, "frame-check: %d mismatches\n", bad);
+	return bad;
+}
 
 /* A deterministic jitter in [0, 1): the round and connection hashed. */
 static double
@@ -128,6 +185,8 @@ main(int argc, char **argv)
 	int ret, opt;
 	uint64_t k = 0;
 
+	if (argc == 2 && !strcmp(argv[1], "--frame-check"))
+		return frame_check() ? 1 : 0;
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
 		fprintf(stderr, "EAL: %s\n", rte_strerror(rte_errno));
