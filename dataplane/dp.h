@@ -231,6 +231,7 @@ struct dp_rate_lcore {
 	volatile uint64_t sync_gen;       /* ... and their generation, for the control plane */
 	uint32_t n_draining;              /* removed connections with frames still queued */
 	uint32_t n_unshape;               /* tenants with unshape_pending */
+	uint32_t n_shaped;                /* tenants whose frames go through the shaper */
 	bool pool_low;                    /* a shaper has room for less than a burst per port */
 	bool cc_any;                      /* some tenant has DCQCN on */
 	uint64_t now_ns;                  /* the loop's time for dcqcn/ */

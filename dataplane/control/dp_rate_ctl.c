@@ -393,6 +393,9 @@ dp_rate_sync(struct dp_lcore *lc)
 			break;
 		}
 	}
+	r->n_shaped = 0;
+	for (uint32_t t = 0; t < DP_MAX_TENANTS; t++)
+		r->n_shaped += r->tenants[t].shaped;
 	r->synced = lc->ovl;
 	__atomic_store_n(&r->sync_gen, s->gen, __ATOMIC_RELEASE);
 }

@@ -105,7 +105,8 @@ dp_lcore_main(void *arg)
 		lc->now = now;
 		if (unlikely(lc->nak_ring && !rte_ring_empty(lc->nak_ring)))
 			dp_tx_naks(lc, tq);
-		if (lc->rate.sh)
+		/* The shapers hold nothing while no tenant is shaped and no removed connection drains. */
+		if (lc->rate.n_shaped | lc->rate.n_draining)
 			dp_tx_rate(lc, tq, now);
 		for (uint16_t i = 0; i < lc->n_rx; i++) {
 			uint16_t p = lc->rx_ports[i];

@@ -162,6 +162,7 @@ dp_rate_unshape_check(struct dp_lcore *lc, uint64_t now)
 		r->tenants[s].unshape_pending = false;
 		r->tenants[s].shaped = false;
 		r->n_unshape--;
+		r->n_shaped--;
 	}
 }
 
