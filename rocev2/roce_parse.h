@@ -26,8 +26,7 @@
 	X(BAD_IP_VERSION, "bad_ip_version", "IP version does not match the EtherType") \
 	X(BAD_IP_IHL, "bad_ip_ihl", "IPv4 header length below 5 words") \
 	X(IP_FRAGMENT, "ip_fragment", "IPv4 fragment (MF set or offset non-zero)") \
-	X(BAD_IP_LENGTH, "bad_ip_length", \
-	  "IP length beyond the frame, below its header, or short of it where UDP disagrees") \
+	X(BAD_IP_LENGTH, "bad_ip_length", "IP length beyond the frame or below the IP header") \
 	X(NOT_UDP, "not_udp", "IP protocol or next header is not UDP") \
 	X(TRUNC_UDP, "truncated_udp", "frame ends inside the UDP header") \
 	X(BAD_UDP_LENGTH, "bad_udp_length", "UDP length disagrees with the IP length") \
@@ -92,11 +91,11 @@ struct roce_pkt {
  * (ROCE_UDP_PORT unless configured otherwise).  On success fills @pkt and
  * returns ROCE_OK; otherwise returns the first error met, and @pkt holds the
  * offsets found so far.  Reads only inside [frame, frame + len).  Bytes
- * beyond the IP length are accepted as Ethernet padding (pkt->l2_pad) when
- * the UDP length covers exactly the IP payload; an IP length beyond @len, or
- * one that leaves bytes over while UDP disagrees with it, is bad_ip_length;
- * a UDP length other than the IP payload's in an unpadded frame is
- * bad_udp_length.
+ * beyond the IP length are Ethernet padding (pkt->l2_pad).  An IP length
+ * beyond @len, or below the IP header, is bad_ip_length; everything after
+ * the IP header is checked against the IP length, so a UDP length other than
+ * the IP payload's is bad_udp_length (padding or not), and a UDP header cut
+ * by the IP length truncated_udp.
  */
 enum roce_parse_err roce_parse(const uint8_t *frame, uint32_t len, uint16_t udp_port,
 			       struct roce_pkt *pkt);
@@ -198,15 +197,15 @@ roce_parse_inline(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct 
 
 	pkt->l4_off = (uint16_t)off;
 	/*
-	 * Padding is only padding when UDP agrees with the IP length.  When IP
-	 * leaves bytes over and UDP does not fit it, the IP length is what
-	 * disagrees with the frame, as it was before padding was accepted.
+	 * As a host's IP layer does: the datagram is trimmed to the IP length
+	 * first, and UDP is then checked against what is left.  Bytes past the
+	 * IP length never make up for a UDP header or length.
 	 */
 	if (len < off + ROCE_UDP_HDR_LEN)
-		return pkt->l2_pad ? ROCE_ERR_BAD_IP_LENGTH : ROCE_ERR_TRUNC_UDP;
+		return ROCE_ERR_TRUNC_UDP;
 	l4_len = roce_rd16(frame + off + 4);
 	if (l4_len != ip_payload)
-		return pkt->l2_pad ? ROCE_ERR_BAD_IP_LENGTH : ROCE_ERR_BAD_UDP_LENGTH;
+		return ROCE_ERR_BAD_UDP_LENGTH;
 	if (roce_rd16(frame + off + 2) != udp_port)
 		return ROCE_ERR_NOT_ROCE_PORT;
 	off += ROCE_UDP_HDR_LEN;

@@ -463,13 +463,14 @@ MALFORMED = [
     ("ip_fragment", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", frag=100)"), UDPR, ACK), {}),
     ("bad_ip_length", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", len=52)"), UDPR, ACK),
      {"ip": {"ttl": 64, "id": 7}}),
-    # Bytes past the IP length are Ethernet padding only when the UDP length
-    # covers the IP payload exactly; otherwise the IP length is at fault.
-    ("bad_ip_length", "%s/%s/%s/%s/Raw(bytes(2))" % (ETH, IP4.replace(")", ", len=48)"), UDPR, ACK),
+    # Bytes past the IP length are Ethernet padding, and UDP is checked
+    # against the IP length: a UDP length that runs into the padding is
+    # bad_udp_length, a UDP header the IP length cuts truncated_udp.
+    ("bad_udp_length", "%s/%s/%s/%s/Raw(bytes(2))" % (ETH, IP4.replace(")", ", len=48)"), UDPR, ACK),
      {}),
-    ("bad_ip_length", "%s/%s/%s/%s" % (ETH, IP6.replace(")", ", plen=26)"), UDPR, ACK),
+    ("bad_udp_length", "%s/%s/%s/%s" % (ETH, IP6.replace(")", ", plen=26)"), UDPR, ACK),
      {"ip": {"version": 6, "src": "fd09::1"}}),
-    ("bad_ip_length", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", len=24)"), UDPR, ACK), {}),
+    ("truncated_udp", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", len=24)"), UDPR, ACK), {}),
     ("bad_ip_length", "%s/%s/%s/%s" % (ETH, IP4.replace(")", ", len=19)"), UDPR, ACK), {}),
     ("bad_ip_length", "%s/%s/%s/%s" % (ETH, IP6.replace(")", ", plen=40)"), UDPR, ACK),
      {"ip": {"version": 6, "dst": "fd09::2"}}),

@@ -347,15 +347,16 @@ test_padding(void)
 		}
 	}
 	/*
-	 * An IP length past the frame is truncation.  Bytes left over are not
-	 * padding unless UDP agrees with IP: otherwise the IP length is what
-	 * disagrees with the frame (bad_ip_length, as before padding was
-	 * accepted); without bytes left over a UDP mismatch is bad_udp_length.
+	 * An IP length past the frame is truncation.  Everything after the IP
+	 * header is checked against the IP length, as a host's IP layer trims
+	 * the datagram first: a UDP length that disagrees with it is
+	 * bad_udp_length, padding or not, and bytes past it never complete a
+	 * UDP header.
 	 */
 	memcpy(g, f, 60);
 	put16(g + 16, 20 + 8 + 12 + 4 + 4);
 	CU_ASSERT_EQUAL(roce_parse(g, 60, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_IP_LENGTH);
-	CU_ASSERT_EQUAL(roce_parse(g, 63, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_IP_LENGTH);
+	CU_ASSERT_EQUAL(roce_parse(g, 63, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_UDP_LENGTH);
 	put16(g + 38, 8 + 12 + 4 + 4); /* both lengths now take in 4 more bytes: a payload */
 	memset(g + 58, 0xa5, 4);
 	CU_ASSERT_EQUAL(roce_parse(g, 62, ROCE_UDP_PORT, &p), ROCE_OK);
@@ -364,11 +365,11 @@ test_padding(void)
 	CU_ASSERT_FALSE(roce_icrc_verify(g, &p));
 	memcpy(g, f, 60);
 	put16(g + 38, 8 + 12 + 4 + 2); /* UDP says 2 bytes more than IP */
-	CU_ASSERT_EQUAL(roce_parse(g, 60, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_IP_LENGTH);
+	CU_ASSERT_EQUAL(roce_parse(g, 60, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_UDP_LENGTH);
 	CU_ASSERT_EQUAL(roce_parse(g, 58, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_UDP_LENGTH);
 	memcpy(g, f, 60);
-	put16(g + 16, 20 + 4); /* UDP cut short by IP, bytes over: IP is wrong */
-	CU_ASSERT_EQUAL(roce_parse(g, 60, ROCE_UDP_PORT, &p), ROCE_ERR_BAD_IP_LENGTH);
+	put16(g + 16, 20 + 4); /* the IP length cuts the UDP header, bytes follow */
+	CU_ASSERT_EQUAL(roce_parse(g, 60, ROCE_UDP_PORT, &p), ROCE_ERR_TRUNC_UDP);
 	CU_ASSERT_EQUAL(roce_parse(g, 14 + 24, ROCE_UDP_PORT, &p), ROCE_ERR_TRUNC_UDP);
 	memcpy(g, f, 60);
 	put16(g + 16, 19); /* below the IPv4 header */
