@@ -262,6 +262,14 @@ bool shaper_send_now(struct shaper *sh, const struct shaper_pkt *pkt,
 	uint64_t now, struct shaper_out *out);
 
 /*
+ * Prefetch a connection's state ahead of shaper_send_now() or
+ * shaper_enqueue(), for example for a whole rx burst once its connections
+ * are known: with many connections the state is not in the cache, and
+ * misses taken together overlap.
+ */
+void shaper_prefetch(const struct shaper *sh, uint32_t conn);
+
+/*
  * Up to `max` items that may leave at `now`, in an order that respects each
  * connection's FIFO, its pacing rate, its tenant's bucket and the fair share
  * among the tenant's connections.  Returns the number written to `out`.

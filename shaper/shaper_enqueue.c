@@ -214,3 +214,10 @@ shaper_send_now(struct shaper *sh, const struct shaper_pkt *pkt, uint64_t now,
 	out->flags = f;
 	return true;
 }
+
+void
+shaper_prefetch(const struct shaper *sh, uint32_t conn)
+{
+	if (conn < sh->n_conns)
+		__builtin_prefetch(&sh->conns[conn]);
+}

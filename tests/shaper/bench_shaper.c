@@ -25,6 +25,19 @@
  *	DPDK's hugepages: with 4 KiB pages every connection touched at random
  *	would also be a TLB miss.
  *
+ *   bench_shaper --mode open,cut [--sizes 1000,1000000]
+ *	Cut-through against the queues on a shaper that does not bind: a
+ *	tenant capped at 200 Gb/s (1 MiB burst) whose connections are capped
+ *	at twice what they carry (200 Gb/s / N) and receive 100 Gb/s in
+ *	turn, 32 packets per 32 packet times, each connection one packet in
+ *	N.  "open" queues every packet with shaper_enqueue() and takes it back
+ *	with shaper_dequeue() (wheel, calendar, both buckets); "cut" offers it
+ *	to shaper_send_now() first and queues it only when that refuses
+ *	("cut_share" says how many went at once).  "tenant-cut" is "tenant"
+ *	with shaper_send_now() tried before every shaper_enqueue(): the cost
+ *	of a refusal where the tenant binds.  Modes given together, comma
+ *	separated, are measured in the same interleaved rounds.
+ *
  *   bench_shaper --csv accuracy
  *	cap_gbps,msg_bytes,where,achieved_gbps: the accuracy runs of the tests.
  *   bench_shaper --csv fairness
@@ -90,19 +103,59 @@ cmp_double(const void *a, const void *b)
 
 #define ROUNDS		15
 #define MAX_SIZES	8
+#define MAX_MODES	5
 
-/* One shaper of n backlogged connections and its virtual clock. */
+enum bench_mode { M_PACING, M_TENANT, M_OPEN, M_CUT, M_TENANT_CUT };
+
+static const char *const mode_names[MAX_MODES] = {
+	"pacing", "tenant", "open", "cut", "tenant-cut",
+};
+
+/* One shaper of n connections and its virtual clock. */
 struct bench {
 	uint32_t n;
+	enum bench_mode mode;
 	struct shaper *sh;
 	void *mem;
 	size_t len;
 	uint64_t now, seq, step;
+	uint32_t *perm;		/* Arrival order (open, cut). */
+	uint32_t next;
+	uint64_t cut, pkts;
 	double cyc[ROUNDS], ns[ROUNDS];
 };
 
-/* Advance the clock by one step, send what is due and queue as many;
- * returns the number of packets. */
+static inline bool
+mode_cut(enum bench_mode m)
+{
+	return m == M_CUT || m == M_TENANT_CUT;
+}
+
+/* A packet arrives: at once if the mode and the shaper allow, else queued.
+ * Returns true if it left at once. */
+static inline bool
+arrive(struct bench *b, uint32_t conn)
+{
+	struct shaper_pkt p = {
+		.cookie = b->seq++, .conn = conn, .bytes = PKT,
+		.flags = SHAPER_PKT_FIRST | SHAPER_PKT_LAST,
+	};
+	struct shaper_out o;
+
+	if (mode_cut(b->mode) && shaper_send_now(b->sh, &p, b->now, &o)) {
+		b->cut++;
+		return true;
+	}
+	if (shaper_enqueue(b->sh, &p, b->now) != SHAPER_OK) {
+		fprintf(stderr, "bench_shaper: enqueue refused\n");
+		exit(1);
+	}
+	return false;
+}
+
+/* Advance the clock by one step, send what is due and queue as many (or,
+ * not binding, let 32 packets arrive and send them); returns the number of
+ * packets. */
 static uint64_t
 bench_run_step(struct bench *b)
 {
@@ -111,12 +164,32 @@ bench_run_step(struct bench *b)
 	unsigned int k;
 
 	b->now += b->step;
+	if (b->mode == M_OPEN || b->mode == M_CUT) {
+		/* The burst's connections are known before any is shaped. */
+		for (unsigned int i = 0, k = b->next; i < 32; i++) {
+			shaper_prefetch(b->sh, b->perm[k]);
+			if (++k == b->n)
+				k = 0;
+		}
+		for (unsigned int i = 0; i < 32; i++) {
+			done += arrive(b, b->perm[b->next]);
+			if (++b->next == b->n)
+				b->next = 0;
+		}
+		do {
+			k = shaper_dequeue(b->sh, b->now, out, 32);
+			done += k;
+		} while (k == 32);
+		b->pkts += done;
+		return done;
+	}
 	do {
 		k = shaper_dequeue(b->sh, b->now, out, 32);
 		for (unsigned int i = 0; i < k; i++)
-			post(b->sh, out[i].conn, b->seq++, b->now);
+			arrive(b, out[i].conn);
 		done += k;
 	} while (k == 32);
+	b->pkts += done;
 	return done;
 }
 
@@ -132,8 +205,10 @@ bench_run(struct bench *b, uint64_t pkts)
 }
 
 static void
-bench_setup(struct bench *b, uint32_t n, bool tenant_cap)
+bench_setup(struct bench *b, uint32_t n, enum bench_mode mode)
 {
+	bool tenant_cap = mode == M_TENANT || mode == M_TENANT_CUT;
+	bool open = mode == M_OPEN || mode == M_CUT;
 	const uint64_t agg_bps = 100000000000ull;
 	struct shaper_params p;
 	struct shaper_tenant_params tp;
@@ -143,6 +218,7 @@ bench_setup(struct bench *b, uint32_t n, bool tenant_cap)
 
 	memset(b, 0, sizeof(*b));
 	b->n = n;
+	b->mode = mode;
 	memset(&p, 0, sizeof(p));
 	p.hz = 1000000000ull;
 	p.n_conns = n;
@@ -167,8 +243,8 @@ bench_setup(struct bench *b, uint32_t n, bool tenant_cap)
 		exit(1);
 	}
 	memset(&tp, 0, sizeof(tp));
-	tp.rate_bps = tenant_cap ? agg_bps / 2 : 0;
-	tp.burst_bytes = 262144;
+	tp.rate_bps = tenant_cap ? agg_bps / 2 : open ? 2 * agg_bps : 0;
+	tp.burst_bytes = open ? 1u << 20 : 262144;
 	tp.qlimit_bytes = (uint64_t)3 * n * PKT;
 	shaper_tenant_config(b->sh, 0, &tp, 0);
 	/* Connections start in a random order: served in the order of their
@@ -178,7 +254,7 @@ bench_setup(struct bench *b, uint32_t n, bool tenant_cap)
 	if (perm == NULL)
 		exit(1);
 	for (uint32_t i = 0; i < n; i++) {
-		shaper_conn_attach(b->sh, i, 0, agg_bps / n, 0);
+		shaper_conn_attach(b->sh, i, 0, (open ? 2 : 1) * agg_bps / n, 0);
 		perm[i] = i;
 	}
 	for (uint32_t i = n - 1; i > 0; i--) {
@@ -194,6 +270,11 @@ bench_setup(struct bench *b, uint32_t n, bool tenant_cap)
 	}
 	/* 32 packet times at the aggregate rate, in ns. */
 	b->step = (uint64_t)PKT * 8 * 32 * 1000000000ull / (tenant_cap ? agg_bps / 2 : agg_bps);
+	if (open) {
+		/* Packets arrive; nothing is backlogged. */
+		b->perm = perm;
+		return;
+	}
 	/* They also start one per packet time, not all at once: started
 	 * together they would stay together, the whole population due in
 	 * the same slot once per interval. */
@@ -213,16 +294,21 @@ bench_setup(struct bench *b, uint32_t n, bool tenant_cap)
  * else runs on the machine disturbs every size alike.
  */
 static void
-bench_mode(const uint32_t *sizes, unsigned int nsizes, bool tenant_cap, uint64_t pkts)
+bench_modes(const uint32_t *sizes, unsigned int nsizes, const enum bench_mode *modes,
+	unsigned int nmodes, uint64_t pkts)
 {
-	static struct bench b[MAX_SIZES];
+	static struct bench b[MAX_SIZES * MAX_MODES];
+	unsigned int nb = 0;
 
-	for (unsigned int i = 0; i < nsizes; i++) {
-		bench_setup(&b[i], sizes[i], tenant_cap);
-		bench_run(&b[i], 3ull * sizes[i] + 100000);
+	for (unsigned int m = 0; m < nmodes; m++) {
+		for (unsigned int i = 0; i < nsizes; i++) {
+			bench_setup(&b[nb], sizes[i], modes[m]);
+			bench_run(&b[nb], 3ull * sizes[i] + 100000);
+			nb++;
+		}
 	}
 	for (int r = 0; r < ROUNDS; r++) {
-		for (unsigned int i = 0; i < nsizes; i++) {
+		for (unsigned int i = 0; i < nb; i++) {
 			uint64_t c0 = cycles(), t0 = wall_ns();
 			uint64_t done = bench_run(&b[i], pkts / ROUNDS);
 
@@ -230,17 +316,40 @@ bench_mode(const uint32_t *sizes, unsigned int nsizes, bool tenant_cap, uint64_t
 			b[i].ns[r] = (double)(wall_ns() - t0) / (double)done;
 		}
 	}
-	for (unsigned int i = 0; i < nsizes; i++) {
+	for (unsigned int i = 0; i < nb; i++) {
 		qsort(b[i].cyc, ROUNDS, sizeof(double), cmp_double);
 		qsort(b[i].ns, ROUNDS, sizeof(double), cmp_double);
 		printf("{\"bench\": \"shaper\", \"mode\": \"%s\", \"connections\": %u, "
 		       "\"cycles_per_packet\": %.1f, \"ns_per_packet\": %.1f, "
-		       "\"cycles_per_packet_min\": %.1f}\n",
-		       tenant_cap ? "tenant" : "pacing", b[i].n, b[i].cyc[ROUNDS / 2],
+		       "\"cycles_per_packet_min\": %.1f",
+		       mode_names[b[i].mode], b[i].n, b[i].cyc[ROUNDS / 2],
 		       b[i].ns[ROUNDS / 2], b[i].cyc[0]);
+		if (mode_cut(b[i].mode))
+			printf(", \"cut_share\": %.4f", (double)b[i].cut / (double)b[i].pkts);
+		printf("}\n");
 		fflush(stdout);
 		munmap(b[i].mem, b[i].len);
+		free(b[i].perm);
 	}
+}
+
+/* Parse a comma-separated list of modes; returns how many, 0 on error. */
+static unsigned int
+parse_modes(char *arg, enum bench_mode *modes)
+{
+	unsigned int n = 0;
+
+	for (char *tok = strtok(arg, ","); tok != NULL; tok = strtok(NULL, ",")) {
+		unsigned int m;
+
+		for (m = 0; m < MAX_MODES; m++)
+			if (strcmp(tok, mode_names[m]) == 0)
+				break;
+		if (m == MAX_MODES || n == MAX_MODES)
+			return 0;
+		modes[n++] = (enum bench_mode)m;
+	}
+	return n;
 }
 
 static void
@@ -309,7 +418,8 @@ main(int argc, char **argv)
 {
 	uint32_t min = 1000, max = 1000000;
 	uint64_t pkts = 4000000;
-	int mode_lo = 0, mode_hi = 1;
+	enum bench_mode modes[MAX_MODES];
+	unsigned int nmodes = 0;
 	uint32_t sizes[MAX_SIZES];
 	unsigned int nsizes = 0;
 
@@ -327,26 +437,36 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--min") == 0 && i + 1 < argc) {
 			min = (uint32_t)strtoul(argv[++i], NULL, 0);
 		} else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
-			i++;
-			if (strcmp(argv[i], "pacing") == 0)
-				mode_hi = 0;
-			else if (strcmp(argv[i], "tenant") == 0)
-				mode_lo = 1;
-			else
+			nmodes = parse_modes(argv[++i], modes);
+			if (nmodes == 0)
 				goto usage;
+		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+			for (char *tok = strtok(argv[++i], ","); tok != NULL;
+			     tok = strtok(NULL, ","))
+				if (nsizes < MAX_SIZES)
+					sizes[nsizes++] = (uint32_t)strtoul(tok, NULL, 0);
 		} else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
 			pkts = strtoull(argv[++i], NULL, 0);
 		} else {
 			goto usage;
 		}
 	}
-	for (uint32_t n = min; n <= max && nsizes < MAX_SIZES; n *= 10)
-		sizes[nsizes++] = n;
-	for (int mode = mode_lo; mode <= mode_hi; mode++)
-		bench_mode(sizes, nsizes, mode == 1, pkts);
+	if (nsizes == 0)
+		for (uint32_t n = min; n <= max && nsizes < MAX_SIZES; n *= 10)
+			sizes[nsizes++] = n;
+	if (nmodes > 0) {
+		bench_modes(sizes, nsizes, modes, nmodes, pkts);
+	} else {
+		/* pacing, then tenant, each measured on its own. */
+		for (unsigned int m = M_PACING; m <= M_TENANT; m++) {
+			modes[0] = (enum bench_mode)m;
+			bench_modes(sizes, nsizes, modes, 1, pkts);
+		}
+	}
 	return 0;
 usage:
-	fprintf(stderr, "usage: bench_shaper [--min N] [--max N] [--iters P] "
-		"[--mode pacing|tenant] | --csv accuracy|fairness\n");
+	fprintf(stderr, "usage: bench_shaper [--min N] [--max N] [--sizes N,N...] [--iters P] "
+		"[--mode M[,M...]] | --csv accuracy|fairness\n"
+		"  modes: pacing, tenant, open, cut, tenant-cut\n");
 	return 2;
 }
