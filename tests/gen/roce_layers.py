@@ -209,13 +209,20 @@ def extent(frame):
     """
     The length of a RoCEv2 frame without its Ethernet padding: the IP
     header's offset plus the IPv4 total length or 40 plus the IPv6 payload
-    length.
+    length.  A frame that is not IP, or whose IP length runs past it, has
+    no padding to leave out: its extent is its length (as the helpers
+    always took it).
     """
     frame = bytes(frame)
-    l3, ver, _, _ = locate(frame)
-    if ver == 4:
-        return l3 + struct.unpack_from("!H", frame, l3 + 2)[0]
-    return l3 + 40 + struct.unpack_from("!H", frame, l3 + 4)[0]
+    try:
+        l3, ver, _, _ = locate(frame)
+        if ver == 4:
+            end = l3 + struct.unpack_from("!H", frame, l3 + 2)[0]
+        else:
+            end = l3 + 40 + struct.unpack_from("!H", frame, l3 + 4)[0]
+    except (ValueError, struct.error):
+        return len(frame)
+    return end if 0 < end <= len(frame) else len(frame)
 
 
 def icrc_zlib(frame):
