@@ -22,10 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "roce_xdp.h"
-
-#ifndef ROCE_XDP_BUILD_OBJ
-#define ROCE_XDP_BUILD_OBJ "roce_xdp.bpf.o"
-#endif
+#include "roce_xdp_obj.h"	/* ROCE_XDP_BUILD_OBJ, made by meson */
 
 /* An unclaimed netlink attachment older than this is stale (seconds). */
 #define ROCE_XDP_CLAIM_GRACE 10

@@ -205,6 +205,55 @@ dp_xdp_mbuf_size_max(uint16_t priv_size)
 	return 0;
 }
 
+/* The xdp port of the configuration's port index, or NULL. */
+static struct xdp_port *
+xport_of(uint16_t idx)
+{
+	struct xdp_port *p;
+
+	if (idx >= dp.n_ports)
+		return NULL;
+	p = &xports[dp.ports[idx].port_id];
+	return p->x != NULL ? p : NULL;
+}
+
+static void
+key_apply(struct xdp_port *p, const struct ovl_ip *src, uint32_t qpn, bool deny)
+{
+	if (p == NULL || p->x == NULL)
+		return;
+	if (deny)
+		roce_xdp_deny_add(p->x, src->ver == 6 ? 6 : 4, src->b, qpn);
+	else
+		roce_xdp_deny_del(p->x, src->ver == 6 ? 6 : 4, src->b, qpn);
+}
+
+/*
+ * Every receive-side key of c: from the fabric (R's host, L's pqpn) on each
+ * uplink; from a local end's tenant port (its vIP, the peer's vQPN).
+ */
+static void
+conn_apply(const struct ovl *o, const struct ovl_conn *c, bool deny)
+{
+	const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
+	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
+
+	if (!c->hairpin)
+		for (uint16_t i = 0; i < dp.n_ports; i++)
+			if (dp.ports[i].uplink)
+				key_apply(xport_of(i), &re->host, l->pqpn, deny);
+	if (le->local)
+		key_apply(xport_of(le->port), &le->vip, r->vqpn, deny);
+	if (re->local)
+		key_apply(xport_of(re->port), &re->vip, l->vqpn, deny);
+}
+
+static bool
+conn_revoked(const struct ovl_conn *c)
+{
+	return __atomic_load_n(&dp_conn_state(c->state)->ingress.revoked, __ATOMIC_ACQUIRE) != 0;
+}
+
 int
 dp_xdp_port_prepare(uint16_t port_id, const char *name)
 {
@@ -254,6 +303,9 @@ dp_xdp_port_start(uint16_t port_id, const struct ovl *o)
 	if (err[0] != '\0')
 		fprintf(stderr, "port %s: %s\n", p->name, err);
 	roce_xdp_port_set(p->x, o != NULL ? o->udp_port : 0);
+	for (uint32_t i = 0; o != NULL && i < o->n_conns; i++)
+		if (o->conns[i].acl_block || conn_revoked(&o->conns[i]))
+			conn_apply(o, &o->conns[i], true);
 	pthread_mutex_unlock(&xlock);
 	return 0;
 }
@@ -273,49 +325,6 @@ dp_xdp_port_stop(uint16_t port_id)
 		promisc(p->ifname, true, false, NULL);
 	p->is_af_xdp = false;
 	pthread_mutex_unlock(&xlock);
-}
-
-/* The xdp port of the configuration's port index, or NULL. */
-static struct xdp_port *
-xport_of(uint16_t idx)
-{
-	struct xdp_port *p;
-
-	if (idx >= dp.n_ports)
-		return NULL;
-	p = &xports[dp.ports[idx].port_id];
-	return p->x != NULL ? p : NULL;
-}
-
-static void
-key_apply(struct xdp_port *p, const struct ovl_ip *src, uint32_t qpn, bool deny)
-{
-	if (p == NULL || p->x == NULL)
-		return;
-	if (deny)
-		roce_xdp_deny_add(p->x, src->ver == 6 ? 6 : 4, src->b, qpn);
-	else
-		roce_xdp_deny_del(p->x, src->ver == 6 ? 6 : 4, src->b, qpn);
-}
-
-/*
- * Every receive-side key of c: from the fabric (R's host, L's pqpn) on each
- * uplink; from a local end's tenant port (its vIP, the peer's vQPN).
- */
-static void
-conn_apply(const struct ovl *o, const struct ovl_conn *c, bool deny)
-{
-	const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
-	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
-
-	if (!c->hairpin)
-		for (uint16_t i = 0; i < dp.n_ports; i++)
-			if (dp.ports[i].uplink)
-				key_apply(xport_of(i), &re->host, l->pqpn, deny);
-	if (le->local)
-		key_apply(xport_of(le->port), &le->vip, r->vqpn, deny);
-	if (re->local)
-		key_apply(xport_of(re->port), &re->vip, l->vqpn, deny);
 }
 
 void
@@ -352,6 +361,7 @@ void
 dp_xdp_reload(const struct ovl *o, const struct ovl *old)
 {
 	struct fkey *keys = NULL, k;
+	bool any = false;
 
 	pthread_mutex_lock(&xlock);
 	for (uint16_t i = 0; i < dp.n_ports; i++) {
@@ -373,12 +383,18 @@ dp_xdp_reload(const struct ovl *o, const struct ovl *old)
 		if (keys == NULL || bsearch(&k, keys, o->n_conns, sizeof(*keys), fkey_cmp) == NULL)
 			conn_apply(old, &old->conns[i], true);
 	}
-	/* Present ones: denied while blocked or revoked, allowed otherwise. */
+	/*
+	 * Present ones: denied while blocked or revoked, allowed otherwise
+	 * (one system call per key and port: skipped while no map has entries).
+	 */
+	for (uint16_t i = 0; i < dp.n_ports && !any; i++)
+		any = xport_of(i) != NULL && roce_xdp_deny_count(xport_of(i)->x) > 0;
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		const struct ovl_conn *c = &o->conns[i];
-		bool revoked = __atomic_load_n(&dp_conn_state(c->state)->ingress.revoked, __ATOMIC_ACQUIRE) != 0;
+		bool deny = c->acl_block || conn_revoked(c);
 
-		conn_apply(o, c, c->acl_block || revoked);
+		if (deny || any)
+			conn_apply(o, c, deny);
 	}
 	free(keys);
 	pthread_mutex_unlock(&xlock);
@@ -397,11 +413,33 @@ dp_xdp_denied_total(void)
 	return sum;
 }
 
-/* /roce/xdp: per net_af_xdp port, the program, its mode and its counters. */
+/* Telemetry keys hold letters, digits and '_' only (as /roce/offload's). */
+static void
+tel_key(const char *name, char *key, size_t len)
+{
+	size_t i;
+
+	for (i = 0; name[i] != '\0' && i + 1 < len; i++)
+		key[i] = ((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+			  (name[i] >= '0' && name[i] <= '9')) ? name[i] : '_';
+	key[i] = '\0';
+}
+
+/*
+ * /roce/xdp: {"ports": {KEY: {...}}} for each net_af_xdp port, KEY its
+ * name made a telemetry key: its name, interface, our program's id, attach
+ * mode and kind, the program's counters and the deny map's size.
+ */
 static int
 tel_xdp(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
 {
+	struct rte_tel_data *ports = rte_tel_data_alloc();
+	char key[64];
+
+	if (ports == NULL)
+		return -ENOMEM;
 	rte_tel_data_start_dict(d);
+	rte_tel_data_start_dict(ports);
 	pthread_mutex_lock(&xlock);
 	for (uint32_t i = 0; i < RTE_MAX_ETHPORTS; i++) {
 		struct xdp_port *p = &xports[i];
@@ -411,6 +449,7 @@ tel_xdp(const char *cmd __rte_unused, const char *params __rte_unused, struct rt
 		if (!p->is_af_xdp || (c = rte_tel_data_alloc()) == NULL)
 			continue;
 		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_string(c, "name", p->name);
 		rte_tel_data_add_dict_string(c, "iface", p->ifname);
 		rte_tel_data_add_dict_int(c, "ifindex", p->ifindex);
 		rte_tel_data_add_dict_string(c, "program", p->x != NULL ? "roce_xdp" : "not ours");
@@ -423,9 +462,13 @@ tel_xdp(const char *cmd __rte_unused, const char *params __rte_unused, struct rt
 					rte_tel_data_add_dict_u64(c, roce_xdp_counter_name(k), v[k]);
 			rte_tel_data_add_dict_u64(c, "deny_entries", roce_xdp_deny_count(p->x));
 		}
-		rte_tel_data_add_dict_container(d, p->name, c, 0);
+		tel_key(p->name, key, sizeof(key));
+		if (rte_tel_data_add_dict_container(ports, key, c, 0) != 0)
+			rte_tel_data_free(c);
 	}
 	pthread_mutex_unlock(&xlock);
+	if (rte_tel_data_add_dict_container(d, "ports", ports, 0) != 0)
+		rte_tel_data_free(ports);
 	return 0;
 }
 

@@ -25,6 +25,9 @@
  * program's deny_map on every net_af_xdp port where its frames arrive;
  * the program drops those frames in the driver.
  *
+ * Build.  Without libbpf, libxdp or clang (xdp/meson.build), DP_HAVE_XDP is
+ * not defined and every call below is an empty inline: no port is ours.
+ *
  * Threads.  Everything here runs on the main or the control thread, under
  * a lock of its own; the lcores never call it.
  */
@@ -34,7 +37,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_common.h>
+
 #include "ovl.h"
+
+#ifdef DP_HAVE_XDP
 
 /*
  * Before rte_eal_init(): returns the arguments to give it (*argc updated),
@@ -61,7 +68,8 @@ int dp_xdp_port_prepare(uint16_t port_id, const char *name);
 
 /*
  * After rte_eth_dev_start() of a net_af_xdp port: takes our program over
- * (bpf_link), sets its RoCEv2 UDP port from o.  Returns 0 or -1 with a
+ * (bpf_link), sets its RoCEv2 UDP port from o and denies o's blocked and
+ * revoked connections.  Returns 0 or -1 with a
  * message; a program that is not ours only gets a warning (no deny map,
  * no counters).
  */
@@ -87,5 +95,21 @@ uint64_t dp_xdp_denied_total(void);
 
 /* Registers /roce/xdp. */
 int dp_xdp_telemetry_init(void);
+
+#else /* !DP_HAVE_XDP: built without libbpf, libxdp or clang; no port is ours */
+
+static inline char **dp_xdp_eal_args(int *argc __rte_unused, char **argv) { return argv; }
+static inline bool dp_xdp_is_af_xdp(uint16_t port_id __rte_unused) { return false; }
+static inline uint32_t dp_xdp_mbuf_size_max(uint16_t priv_size __rte_unused) { return 0; }
+static inline int dp_xdp_port_prepare(uint16_t port_id __rte_unused, const char *name __rte_unused) { return 0; }
+static inline int dp_xdp_port_start(uint16_t port_id __rte_unused, const struct ovl *o __rte_unused) { return 0; }
+static inline void dp_xdp_port_stop(uint16_t port_id __rte_unused) { }
+static inline void dp_xdp_conn_deny(const struct ovl *o __rte_unused, const struct ovl_conn *c __rte_unused,
+				    bool deny __rte_unused) { }
+static inline void dp_xdp_reload(const struct ovl *o __rte_unused, const struct ovl *old __rte_unused) { }
+static inline uint64_t dp_xdp_denied_total(void) { return 0; }
+static inline int dp_xdp_telemetry_init(void) { return 0; }
+
+#endif /* DP_HAVE_XDP */
 
 #endif /* DP_XDP_H */

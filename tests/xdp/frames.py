@@ -7,6 +7,12 @@
   frames.py send IFACE KIND [COUNT]      send COUNT frames of KIND on IFACE
   frames.py expect PCAP KIND:N ...       PCAP holds exactly these frames, in order
   frames.py arp IFACE IP                 ARP who-has IP; exit 0 when answered
+  frames.py rsend IFACE DSTMAC SRC DST QPN COUNT
+                                         RC SEND Only frames with a valid ICRC (IPv4 or IPv6)
+  frames.py capture IFACE PCAP SECONDS   write the UDP 4791 frames IFACE receives to PCAP
+  frames.py rcheck PCAP SRC DST QPN COUNT
+                                         PCAP holds COUNT RoCEv2 frames SRC -> DST to QPN,
+                                         each with a valid ICRC (and IPv4 header checksum)
 
 KIND names a frame below (see FRAMES).  The source MAC is IFACE's own; the
 destination MAC, IPs and QPNs come from the environment (XDP_DST_MAC,
@@ -15,10 +21,12 @@ XDP_SRC4, XDP_DST4, XDP_SRC6, XDP_DST6), as the test sets them.
 import logging
 import os
 import sys
+import time
+import zlib
 
 # scapy warns that its BTH cannot compute an ICRC over IPv6: these frames need none.
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
-from scapy.all import ARP, Dot1AD, Dot1Q, Ether, IP, IPv6, IPOption, Raw, UDP, get_if_hwaddr, rdpcap, sendp, srp
+from scapy.all import ARP, AsyncSniffer, wrpcap, Dot1AD, Dot1Q, Ether, IP, IPv6, IPOption, Raw, UDP, get_if_hwaddr, rdpcap, sendp, srp
 from scapy.contrib.roce import BTH
 
 DST_MAC = os.environ.get("XDP_DST_MAC", "ff:ff:ff:ff:ff:ff")
@@ -63,6 +71,40 @@ FRAMES = {
 }
 
 
+def icrc(l3):
+    """The ICRC of a RoCEv2 packet from its IP header to its end (the last 4 bytes
+    are the ICRC itself), as DESIGN.md lists the masked fields."""
+    b = bytearray(l3[:-4])
+    if b[0] >> 4 == 4:
+        hl = (b[0] & 15) * 4
+        b[1] = 0xff                   # TOS
+        b[8] = 0xff                   # TTL
+        b[10:12] = b"\xff\xff"        # header checksum
+    else:
+        hl = 40
+        b[0] |= 0x0f                  # traffic class and flow label
+        b[1:4] = b"\xff\xff\xff"
+        b[7] = 0xff                   # hop limit
+    b[hl + 6:hl + 8] = b"\xff\xff"    # UDP checksum
+    b[hl + 8 + 4] = 0xff              # BTH FECN, BECN, reserved
+    return (zlib.crc32(b"\xff" * 8 + bytes(b)) & 0xffffffff).to_bytes(4, "little")
+
+
+def rc_send_only(src, dst, qpn, psn):
+    """IP/UDP/BTH/payload/ICRC of an RC SEND Only, ICRC computed here (IPv4 and IPv6)."""
+    ip = IPv6(src=src, dst=dst) if ":" in src else IP(src=src, dst=dst)
+    pkt = ip / UDP(sport=49152, dport=4791, chksum=0) / BTH(opcode=4, dqpn=qpn, psn=psn, icrc=0) / Raw(b"\x5a" * 64)
+    raw = bytes(pkt)
+    return raw[:-4] + icrc(raw)
+
+
+def ipv4_csum_ok(h):
+    s = sum(int.from_bytes(h[i:i + 2], "big") for i in range(0, len(h), 2))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return s == 0xffff
+
+
 def build(kind, src):
     """The bytes of one frame of kind, from MAC src."""
     return bytes(FRAMES[kind][0](src))
@@ -90,6 +132,43 @@ def main():
         iface, ip = sys.argv[2], sys.argv[3]
         ans, _ = srp(Ether(dst="ff:ff:ff:ff:ff:ff") / ARP(pdst=ip), iface=iface, timeout=2, verbose=False)
         sys.exit(0 if len(ans) == 1 and ans[0][1][ARP].psrc == ip else 1)
+    elif cmd == "rsend":
+        iface, dmac, src, dst, qpn, n = sys.argv[2:8]
+        smac = get_if_hwaddr(iface)
+        frames = [Raw(bytes(Ether(src=smac, dst=dmac, type=0x86dd if ":" in src else 0x0800)) +
+                      rc_send_only(src, dst, int(qpn, 0), 100 + i)) for i in range(int(n))]
+        sendp(frames, iface=iface, verbose=False)
+    elif cmd == "capture":
+        iface, pcap, secs = sys.argv[2], sys.argv[3], float(sys.argv[4])
+        sn = AsyncSniffer(iface=iface, store=True,
+                          lfilter=lambda p: UDP in p and p[UDP].dport == 4791)
+        sn.start()
+        print("ready", flush=True)
+        time.sleep(secs)
+        got = sn.stop() or []
+        wrpcap(pcap, got)
+    elif cmd == "rcheck":
+        pcap, src, dst, qpn, n = sys.argv[2:7]
+        pkts = rdpcap(pcap) if os.path.exists(pcap) and os.path.getsize(pcap) > 24 else []
+        bad = []
+        for p in pkts:
+            raw = bytes(p)
+            l3 = raw[14:]
+            ip = IPv6(l3) if l3[0] >> 4 == 6 else IP(l3)
+            end = 40 + ip.plen if l3[0] >> 4 == 6 else ip.len
+            l3 = l3[:end]
+            bth = l3[(40 if l3[0] >> 4 == 6 else ip.ihl * 4) + 8:]
+            fields = (ip.src, ip.dst, int.from_bytes(bth[5:8], "big"))
+            if fields != (src, dst, int(qpn, 0)):
+                bad.append("fields %s" % (fields,))
+            elif l3[-4:] != icrc(l3):
+                bad.append("ICRC %s, expected %s" % (l3[-4:].hex(), icrc(l3).hex()))
+            elif l3[0] >> 4 == 4 and not ipv4_csum_ok(l3[:ip.ihl * 4]):
+                bad.append("IPv4 checksum")
+        if len(pkts) != int(n) or bad:
+            print("%s: %d frames (expected %s), %s" % (pcap, len(pkts), n, "; ".join(bad[:3]) or "all good"),
+                  file=sys.stderr)
+            sys.exit(1)
     elif cmd == "kinds":
         for k, (_, what) in FRAMES.items():
             print(k, what)
