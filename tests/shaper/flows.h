@@ -32,7 +32,11 @@
 #include "shaper.h"
 #include "sim.h"
 
-/* The envelope of a rate and a depth; no rate means no check. */
+/*
+ * The envelope of a rate and a depth (a GCRA): a packet conforms when the
+ * theoretical arrival time is not later than its departure (plus
+ * `early_ns`).  No rate means no check.
+ */
 struct env {
 	double ns_per_byte;
 	double depth_ns;
@@ -87,7 +91,8 @@ struct src {
 	uint64_t cut, queued, refused, switches;
 	bool last_cut;
 	uint64_t held[2];	/* Bytes in stage 1 and stage 2 (as the test sees them). */
-	uint64_t posted, sent, win_sent, charge;
+	uint64_t posted, sent, win_sent;
+	uint64_t charge;	/* What the shaper should have charged for it. */
 	struct env pace;
 };
 
@@ -200,8 +205,8 @@ drv_fini(struct drv *d)
 /*
  * Source i of tenant t: messages of `msg` payload bytes at `line_bps`,
  * `offered_bps` on average (0: backlogged, `target` bytes kept queued).
- * `pace_bps` and `pace_early_ns` describe the pacing its output must keep
- * (0: not checked).
+ * Its output must keep pacing at `pace_bps` (0: not checked), with the
+ * shaper's default catch-up (20 us) and one wheel slot (1024 ns) early.
  */
 static inline void
 drv_src(struct drv *d, uint32_t i, uint32_t t, uint32_t msg, uint64_t line_bps,
