@@ -65,7 +65,7 @@ dp_acl_conn_check(const struct ovl_conn *c, const struct dp_dir_state *s)
 
 /* Is a message of request opcode flags @opf allowed in direction @dir of @c? */
 static inline bool
-dp_acl_msg_allowed(const struct ovl_conn *c, unsigned dir, uint16_t opf)
+dp_acl_msg_allowed(const struct ovl_conn *c, unsigned dir, uint32_t opf)
 {
 	return (c->acl_allow[dir] & ovl_op_class(opf)) != 0;
 }

@@ -98,9 +98,16 @@ struct dp_shape_note {
 void dp_rate_note(struct dp_lcore *lc, struct dp_shape_note *n, uint32_t conn, uint32_t slot, uint8_t *data,
 		  const struct roce_pkt *pkt, bool hairpin);
 
-/* Queue frame @m as noted in @n; DP_DROP_NONE or the reason it was refused. */
+/*
+ * Frame @m, as noted in @n, into the shaper: DP_DROP_NONE or the reason it
+ * was refused.  When the shapers would let it leave at once (cut-through:
+ * its connection queue empty, its pacing time come, its tenant's buckets
+ * holding tokens and nothing of the tenant waiting) it is charged as if it
+ * had been queued and released, *send_now is set and the caller sends it
+ * itself; otherwise it is queued.
+ */
 enum dp_drop dp_rate_enqueue(struct dp_lcore *lc, const struct dp_shape_note *n, struct rte_mbuf *m,
-			     uint16_t out_port);
+			     uint16_t out_port, bool *send_now);
 
 /*
  * Frames whose time has come, at most @max, with their output ports; drops

@@ -191,6 +191,7 @@ shaping_add(const struct ovl *o, uint32_t t, struct rte_tel_data *td)
 	rte_tel_data_add_dict_u64(sd, "connections", st.conns);
 	rte_tel_data_add_dict_u64(sd, "queued_packets_total", st.enq_pkts);
 	rte_tel_data_add_dict_u64(sd, "sent_packets", st.deq_pkts);
+	rte_tel_data_add_dict_u64(sd, "cut_through_packets", st.cut_pkts);
 	rte_tel_data_add_dict_u64(sd, "sent_bytes", st.deq_bytes);
 	rte_tel_data_add_dict_u64(sd, "charged_bytes", st.charged_bytes);
 	rte_tel_data_start_dict(dd);

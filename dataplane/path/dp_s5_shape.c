@@ -25,7 +25,7 @@ dp_rate_note(struct dp_lcore *lc, struct dp_shape_note *n, uint32_t conn, uint32
 {
 	struct dp_rate_lcore *r = &lc->rate;
 	struct shaper_pkt *sp = &n->sp;
-	uint16_t f = pkt->flags;
+	uint32_t f = pkt->flags;
 
 	if (!r->sh || !r->tenants[slot].shaped)
 		return;
@@ -64,58 +64,6 @@ dp_rate_note(struct dp_lcore *lc, struct dp_shape_note *n, uint32_t conn, uint32
 }
 
 
-enum dp_drop
-dp_rate_enqueue(struct dp_lcore *lc, const struct dp_shape_note *n, struct rte_mbuf *m, uint16_t out_port)
-{
-	struct dp_rate_lcore *r = &lc->rate;
-	struct dp_mbuf_meta *mm = meta_of(m);
-	struct shaper_pkt sp = n->sp;
-	enum shaper_verdict v;
-
-	sp.cookie = (uintptr_t)m;
-	sp.bytes = m->pkt_len;
-	mm->charge = sp.charge;
-	mm->out_port = out_port;
-	mm->tenant = n->tenant;
-	mm->l3_off = n->l3;
-	mm->flags = n->mf;
-	/* With DCQCN, stage 1's tenant has no bucket: the charge is kept for stage 2. */
-	v = shaper_enqueue(r->sh, &sp, lc->now);
-	if (v == SHAPER_OK)
-		lc->stats.shaped++;
-	return verdict_drop(v);
-}
-
-/* ---- Leaving the shapers ---- */
-
-/* Stage 1 of a DCQCN tenant let a frame go: the reaction point counts it, stage 2 takes it. */
-static void
-stage2_enqueue(struct dp_lcore *lc, const struct shaper_out *so, struct rte_mbuf *m, struct dp_mbuf_meta *mm)
-{
-	struct dp_rate_lcore *r = &lc->rate;
-	const struct dp_tenant_rate *tr = &r->tenants[mm->tenant];
-	struct shaper_pkt p = {
-		.cookie = so->cookie, .conn = so->conn, .bytes = so->bytes, .charge = mm->charge,
-		.flags = (uint16_t)(so->flags & (SHAPER_PKT_FIRST | SHAPER_PKT_LAST | SHAPER_PKT_EXEMPT)),
-	};
-	enum shaper_verdict v;
-
-	if (so->conn < dp.conn_cap && tr->cc) {
-		struct dp_cc_state *cs = dp_cc_state(so->conn);
-
-		rp_ready(cs, tr);
-		dcqcn_rp_on_tx(&cs->rp.rp, &tr->prof, so->bytes, r->now_ns);
-		rp_apply(r, cs, so->conn, lc->now);
-	}
-	mm->flags &= (uint8_t)~MF_CC;
-	v = shaper_enqueue(r->sh2, &p, lc->now);
-	if (v != SHAPER_OK) {
-		lc->stats.drops[verdict_drop(v)]++;
-		lc->tenant_stats[mm->tenant].drops++;
-		rte_pktmbuf_free(m);
-	}
-}
-
 /* The congestion point: mark an ECN-capable frame from the depth of its queue at stage 2. */
 static inline void
 cp_mark(struct dp_lcore *lc, const struct shaper_out *so, struct rte_mbuf *m, const struct dp_mbuf_meta *mm)
@@ -132,6 +80,89 @@ cp_mark(struct dp_lcore *lc, const struct shaper_out *so, struct rte_mbuf *m, co
 	if (now != ecn)
 		ecn_set(l3, v6, now);
 }
+
+/*
+ * Stage 1 of a DCQCN tenant let a frame go: the reaction point counts it,
+ * and stage 2 takes it, at once when it can (true: the caller sends @m now,
+ * marked by the congestion point as it leaves) or into its queue (false; a
+ * refusal is counted and @m freed).
+ */
+static bool
+stage2_enqueue(struct dp_lcore *lc, const struct shaper_out *so, struct rte_mbuf *m, struct dp_mbuf_meta *mm)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	const struct dp_tenant_rate *tr = &r->tenants[mm->tenant];
+	struct shaper_pkt p = {
+		.cookie = so->cookie, .conn = so->conn, .bytes = so->bytes, .charge = mm->charge,
+		.flags = (uint16_t)(so->flags & (SHAPER_PKT_FIRST | SHAPER_PKT_LAST | SHAPER_PKT_EXEMPT)),
+	};
+	struct shaper_out now_out;
+	enum shaper_verdict v;
+
+	if (so->conn < dp.conn_cap && tr->cc) {
+		struct dp_cc_state *cs = dp_cc_state(so->conn);
+
+		rp_ready(cs, tr);
+		dcqcn_rp_on_tx(&cs->rp.rp, &tr->prof, so->bytes, r->now_ns);
+		rp_apply(r, cs, so->conn, lc->now);
+	}
+	mm->flags &= (uint8_t)~MF_CC;
+	if (shaper_send_now(r->sh2, &p, lc->now, &now_out)) {
+		if (mm->flags & MF_CP)
+			cp_mark(lc, &now_out, m, mm);
+		return true;
+	}
+	v = shaper_enqueue(r->sh2, &p, lc->now);
+	if (v != SHAPER_OK) {
+		lc->stats.drops[verdict_drop(v)]++;
+		lc->tenant_stats[mm->tenant].drops++;
+		rte_pktmbuf_free(m);
+	}
+	return false;
+}
+
+/* Stage 2 has an item free: what stage 1 lets go can always go on (PFC, as it were). */
+static inline bool
+stage2_room(const struct dp_rate_lcore *r)
+{
+	struct shaper_stats st;
+
+	shaper_stats(r->sh2, &st);
+	return st.items > st.items_used;
+}
+
+enum dp_drop
+dp_rate_enqueue(struct dp_lcore *lc, const struct dp_shape_note *n, struct rte_mbuf *m, uint16_t out_port,
+		bool *send_now)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	struct dp_mbuf_meta *mm = meta_of(m);
+	struct shaper_pkt sp = n->sp;
+	struct shaper_out so;
+	enum shaper_verdict v;
+
+	sp.cookie = (uintptr_t)m;
+	sp.bytes = m->pkt_len;
+	mm->charge = sp.charge;
+	mm->out_port = out_port;
+	mm->tenant = n->tenant;
+	mm->l3_off = n->l3;
+	mm->flags = n->mf;
+	*send_now = false;
+	/* Cut-through: a frame that would leave at once does not queue. */
+	if ((!(mm->flags & MF_CC) || stage2_room(r)) && shaper_send_now(r->sh, &sp, lc->now, &so)) {
+		lc->stats.shaped++;
+		*send_now = !(mm->flags & MF_CC) || stage2_enqueue(lc, &so, m, mm);
+		return DP_DROP_NONE;
+	}
+	/* With DCQCN, stage 1's tenant has no bucket: the charge is kept for stage 2. */
+	v = shaper_enqueue(r->sh, &sp, lc->now);
+	if (v == SHAPER_OK)
+		lc->stats.shaped++;
+	return verdict_drop(v);
+}
+
+/* ---- Leaving the shapers ---- */
 
 /* Backpressure on every shaped port before the item pools run out. */
 static inline bool
@@ -211,10 +242,8 @@ dp_rate_dequeue(struct dp_lcore *lc, uint64_t now, struct rte_mbuf **pkts, uint1
 				}
 				continue;
 			}
-			if (mm->flags & MF_CC) {
-				stage2_enqueue(lc, &out[i], m, mm);
+			if ((mm->flags & MF_CC) && !stage2_enqueue(lc, &out[i], m, mm))
 				continue;
-			}
 			if (stage == 2 && (mm->flags & MF_CP))
 				cp_mark(lc, &out[i], m, mm);
 			pkts[k] = m;
@@ -249,7 +278,11 @@ dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
 
 		if (likely(why == DP_DROP_NONE)) {
 			if (p->note.shaped) {
-				why = dp_rate_enqueue(lc, &p->note, p->m, p->out);
+				bool send_now;
+
+				why = dp_rate_enqueue(lc, &p->note, p->m, p->out, &send_now);
+				if (send_now)
+					dp_tx_enqueue(lc, tq, p->out, p->m);
 				if (likely(why == DP_DROP_NONE))
 					continue;
 			} else if (likely(p->out != DP_PORT_NONE)) {
