@@ -5,6 +5,7 @@ packet) from bench_shaper's CSV and JSON modes.
 
     scripts/plot-shaper.py [--bench build-shaper/tests/shaper/bench_shaper]
                            [--out docs] [--scaling | --scaling-from FILE]
+    scripts/plot-shaper.py [--out docs] --cut-from FILE
 
 writes docs/shaper-accuracy.png (configured against achieved rate, tenant cap
 and QP cap, 4 KiB to 1 MiB messages, 200 ms of virtual time each),
@@ -13,6 +14,10 @@ docs/shaper-fairness.png (throughput of each of 512 connections with equal
 (cycles per packet from 1 000 to 1 000 000 connections, from one run of the
 benchmark, or with --scaling-from from the JSON lines of several runs saved
 in FILE, e.g. `for i in 1 2 3 4 5; do taskset -c 0 bench_shaper; done`).
+With --cut-from it draws only docs/shaper-cut.png (cycles per packet with and
+without cut-through, and where the tenant binds, at each connection count)
+from the JSON lines of several runs of
+`bench_shaper --mode open,cut,tenant,tenant-cut --sizes 1000,1000000`.
 Needs matplotlib (Debian: python3-matplotlib).
 """
 import argparse
@@ -166,6 +171,49 @@ def plot_scaling(bench, path, saved=None):
     return rows
 
 
+def plot_cut(saved, path):
+    with open(saved) as f:
+        rows = [json.loads(line) for line in f if line.startswith("{")]
+    modes = [m for m in ("open", "cut", "tenant", "tenant-cut")
+             if any(r["mode"] == m for r in rows)]
+    labels = {"open": "not binding, queued", "cut": "not binding, cut-through",
+              "tenant": "tenant binding", "tenant-cut": "tenant binding, cut-through tried"}
+    colours = {"open": "tab:blue", "cut": "tab:green", "tenant": "tab:orange",
+               "tenant-cut": "tab:red"}
+    ns = sorted({r["connections"] for r in rows})
+    width = 0.8 / len(modes)
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for k, mode in enumerate(modes):
+        for j, n in enumerate(ns):
+            sel = [r for r in rows if r["mode"] == mode and r["connections"] == n]
+            if not sel:
+                continue
+            x = j + (k - (len(modes) - 1) / 2) * width
+            fast = statistics.median(r["cycles_per_packet_min"] for r in sel)
+            med = statistics.median(r["cycles_per_packet"] for r in sel)
+            ax.bar(x, fast, width * 0.9, color=colours[mode],
+                   label=labels[mode] if j == 0 else None)
+            ax.plot([x], [med], "k_", ms=14)
+            ax.plot([x] * len(sel), [r["cycles_per_packet"] for r in sel], ".",
+                    color="k", alpha=0.35)
+            ax.annotate("%.0f" % fast, (x, fast / 2), ha="center", va="center",
+                        fontsize=9, color="white", weight="bold")
+    ax.set_xticks(range(len(ns)))
+    ax.set_xticklabels(["{:,} connections".format(n).replace(",", " ") for n in ns])
+    ax.set_ylabel("TSC cycles per packet")
+    ax.set_title("Shaper cost per packet: bars, median of the fastest windows;\n"
+                 "dash, median of the median windows; dots, each run's median (%d runs)" %
+                 max(len([r for r in rows if r["mode"] == modes[0] and
+                          r["connections"] == ns[0]]), 1), fontsize=10)
+    ax.set_ylim(bottom=0)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bench", help="path to bench_shaper")
@@ -174,9 +222,16 @@ def main():
                     help="also run the cost benchmark and plot it")
     ap.add_argument("--scaling-from", metavar="FILE",
                     help="plot the cost from saved JSON lines of bench_shaper")
+    ap.add_argument("--cut-from", metavar="FILE",
+                    help="only plot cut-through's cost from saved JSON lines of bench_shaper")
     args = ap.parse_args()
-    bench = find_bench(args.bench)
     os.makedirs(args.out, exist_ok=True)
+    if args.cut_from:
+        path = os.path.join(args.out, "shaper-cut.png")
+        rows = plot_cut(args.cut_from, path)
+        print("cut-through: %d measurements -> %s" % (len(rows), path))
+        return
+    bench = find_bench(args.bench)
     worst = plot_accuracy(run_csv(bench, "accuracy"),
                           os.path.join(args.out, "shaper-accuracy.png"))
     print("accuracy: worst |error| %.4f %% -> %s" %
