@@ -228,14 +228,15 @@ enum shaper_verdict shaper_enqueue(struct shaper *sh,
 
 /*
  * Cut-through: let one packet leave at once when queueing it would change
- * nothing.  Call it in place of shaper_enqueue(), with the same packet.
+ * nothing.  Call it before shaper_enqueue(), with the same packet.
  *
  * Returns true when every stage would let the packet through at `now`: its
  * connection has nothing queued (so it overtakes nothing of its own); its
  * pacing time has come; its tenant is neither backpressured nor dropping
  * and, with a tenant cap, has nothing queued at all (so fair share is kept)
  * and tokens in both buckets (the admission bucket only if the packet needs
- * a charge); and shaper_enqueue() would accept it.  The packet is then
+ * a charge); and shaper_enqueue() would accept it (an empty item pool
+ * does not matter: it takes no item).  The packet is then
  * accounted exactly as shaper_enqueue() followed by a shaper_dequeue() at
  * `now` would account it: a whole message charged at its first packet (its
  * later packets pre-paid), the connection's pacing time and the tenant's
