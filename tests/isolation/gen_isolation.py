@@ -48,7 +48,7 @@ from wire import (  # noqa: E402
     SEND_ONLY, SEND_ONLY_IMM, WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST, WRITE_LAST_IMM, WRITE_ONLY,
     WRITE_ONLY_IMM, READ_REQ, RR_FIRST, RR_MIDDLE, RR_LAST, RR_ONLY, ACK, ATOMIC_ACK, CMP_SWAP,
     FETCH_ADD, SEND_LAST_INV, SEND_ONLY_INV, UC, XRC, UD_SEND_ONLY, UD_SEND_ONLY_IMM, CNP,
-    write_pcap, ip_ver)
+    FLUSH, ATOMIC_WRITE, BODY_LEN, write_pcap, ip_ver, ip_extent)
 from model import Cluster, HostModel, Drop, Fwd, norm, VLAN_POLICY  # noqa: E402
 
 TENANTS = ["blue", "red", "green"]
@@ -441,6 +441,43 @@ def c_legit_fabric_ud(g):
                        ip_ver(q["vip"]) == ip_ver(lq["vip"])])
     port, f = g.ud_inc(lq, rq)
     g.emit(port, f, "legit: fabric UD datagram", hostile=False, expect="fwd")
+
+
+def c_padded(g):
+    """
+    Legitimate frames followed by Ethernet padding: a short frame padded to
+    the Ethernet minimum of 60 bytes (a zero-length SEND Only over IPv4 is
+    58), a kept FCS, junk or zeros.  The frame ends where its IP length
+    says; the padding changes no decision and stays on the frame.
+    """
+    r = g.rng
+    t = r.choice(TENANTS)
+    way = r.randrange(3)
+    if way == 0:
+        lq, rq = r.choice(g.local_conns(t))
+        op, ex, n = (tr(lq) | SEND_ONLY, [], 0) if r.randrange(2) else g.legit_ops(lq, rq)
+        port, f = g.out(lq, rq, op, ex, n=n)
+    elif way == 1:
+        lq, rq = r.choice(g.remote_conns(t))
+        op, ex, n = (tr(lq) | SEND_ONLY, [], 0) if r.randrange(2) else g.legit_ops(rq, lq)
+        port, f = g.inc(lq, rq, op, ex, n=n)
+    else:
+        lq = r.choice([q for q in g.qps(t, type="ud") if g.model.local(q)])
+        rq = r.choice([q for q in g.qps(t, type="ud") if q is not lq and ip_ver(q["vip"]) == ip_ver(lq["vip"])])
+        port, f = g.ud_out(lq, rq, n=r.choice([0, 4, 64]))
+    f.udp_csum = bool(r.randrange(4) == 0)
+    n = len(f.build())
+    kind = r.randrange(4)
+    if kind == 0 and n < 60:
+        f.l2_pad = bytes(60 - n)
+    elif kind == 1:
+        f.l2_pad = bytes(r.randrange(256) for _ in range(4))
+    elif kind == 2:
+        f.l2_pad = bytes(r.randrange(256) for _ in range(r.randrange(1, 65)))
+    else:
+        f.l2_pad = bytes(r.randrange(1, 17))
+    g.emit(port, f, "legit: frame with Ethernet padding", hostile=False, note="%d + %d bytes of padding" % (
+        n, len(f.l2_pad)))
 
 
 def c_spoof_vip(g):
@@ -946,19 +983,42 @@ def malformed_bytes(g, f, reason):
         b[l3 + 6:l3 + 8] = v.to_bytes(2, "big")
         return bytes(b)
     if reason == "bad_ip_length":
+        # An IP length past the end of the frame (a frame cut short of its
+        # length), or an IPv4 total length below the header length.  A
+        # shorter IP length is no longer this: the rest of the frame is
+        # Ethernet padding (see truncated_udp and bad_udp_length).
         off = (l3 + 2) if v4 else (l3 + 4)
         cur = int.from_bytes(b[off:off + 2], "big")
-        b[off:off + 2] = r.choice([x for x in (0, cur - 1, cur + 1, cur + 4, 0xffff, 20) if x != cur and x >= 0]).to_bytes(2, "big")
+        ways = [cur + 1, cur + 4, 0xffff]
+        if v4:
+            ways += [0, r.randrange(ihl), ihl - 1]
+        b[off:off + 2] = r.choice(ways).to_bytes(2, "big")
         return bytes(b)
     if reason == "not_udp":
         b[l3 + (9 if v4 else 6)] = r.choice([6, 1, 44, 58, 0, 255])
         return bytes(b)
     if reason == "truncated_udp":
         k = r.randrange(0, 8)
-        return bytes(fix_ip_len(bytearray(b[:l4 + k]), k))
+        if r.randrange(2):      # the frame ends inside the UDP header
+            return bytes(fix_ip_len(bytearray(b[:l4 + k]), k))
+        # The IP length leaves k < 8 bytes of UDP (IPv4 total length = IHL,
+        # IPv6 payload length 0, ...); the whole frame follows as padding,
+        # which never makes up for the UDP header.
+        return bytes(fix_ip_len(b, k))
     if reason == "bad_udp_length":
         cur = int.from_bytes(b[l4 + 4:l4 + 6], "big")
-        b[l4 + 4:l4 + 6] = r.choice([x for x in (0, 8, cur - 1, cur + 1, 0xffff) if x != cur]).to_bytes(2, "big")
+        way = r.randrange(3)
+        if way == 0:            # the IP length agrees with the frame, UDP does not
+            b[l4 + 4:l4 + 6] = r.choice([x for x in (0, 8, cur - 1, cur + 1, 0xffff) if x != cur]).to_bytes(2, "big")
+            return bytes(b)
+        if way == 1:            # the IP length k short of the frame: UDP runs k bytes into the padding
+            k = r.randrange(1, min(cur - 8, 64) + 1)
+            return bytes(fix_ip_len(b, cur - k))
+        # Padding after a well-formed frame, and a UDP length covering j of its bytes.
+        n = r.choice([1, 2, 4, 8, 17, 60])
+        j = r.randrange(1, n + 1)
+        b += bytes(n) if r.randrange(2) else bytes(r.randrange(256) for _ in range(n))
+        b[l4 + 4:l4 + 6] = (cur + j).to_bytes(2, "big")
         return bytes(b)
     if reason == "not_roce_port":
         b[l4 + 2:l4 + 4] = r.choice([4790, 4792, 53, 0, 0xffff, 4791 << 1]).to_bytes(2, "big")
@@ -968,29 +1028,41 @@ def malformed_bytes(g, f, reason):
     if reason == "bad_tver":
         return f.copy(tver=r.randrange(1, 16)).build()
     if reason == "bad_opcode":
-        return f.copy(opcode=r.choice(INVALID_OPCODES)).build()
+        # Any invalid opcode, or one next to FLUSH and ATOMIC WRITE: their
+        # UC and XRC forms do not exist, nor do 0x1e and 0x1f.
+        near = [o for o in (0x1e, 0x1f, UC | FLUSH, UC | ATOMIC_WRITE, XRC | FLUSH, XRC | ATOMIC_WRITE)
+                if o in INVALID_OPCODES]
+        return f.copy(opcode=r.choice(r.choice([INVALID_OPCODES, near]))).build()
     if reason == "truncated_ext":
-        op = r.choice([WRITE_FIRST, READ_REQ, CMP_SWAP, ACK, UD_SEND_ONLY, XRC | SEND_ONLY, ATOMIC_ACK])
+        op = r.choice([WRITE_FIRST, READ_REQ, CMP_SWAP, ACK, UD_SEND_ONLY, XRC | SEND_ONLY, ATOMIC_ACK,
+                       FLUSH, ATOMIC_WRITE])
         hl = sum(EXT_LEN[n] for n in OPS[op].exts)
         bth = f.copy(opcode=op, exts=[], payload=b"", pad=0).bth_rest()
         return f.build(l4_payload=bth + bytes(r.randrange(0, hl)))
     if reason == "truncated_icrc":
-        op = r.choice([SEND_ONLY, ACK, WRITE_ONLY, CNP])
-        # The CNP's 16 bytes are its body, not a header: it has none.
+        op = r.choice([SEND_ONLY, ACK, WRITE_ONLY, CNP, FLUSH, ATOMIC_WRITE])
+        # The CNP's 16 bytes are its body, not a header: it has none (and
+        # the ATOMIC WRITE's 8 bytes are its body, after the RETH).
         hl = 0 if op == CNP else sum(EXT_LEN[n] for n in OPS[op].exts)
         bth = f.copy(opcode=op, exts=[], payload=b"", pad=0).bth_rest()
         return f.build(l4_payload=bth + bytes(hl) + bytes(r.randrange(0, 4)))
     if reason == "bad_payload":
-        op = r.choice([ACK, READ_REQ, CMP_SWAP, CNP, ATOMIC_ACK])
-        hl = sum(EXT_LEN[n] for n in OPS[op].exts)
-        if op == CNP:
-            extra = r.choice([1, 4, 15, 17, 20]) - 16
+        op = r.choice([ACK, READ_REQ, CMP_SWAP, CNP, ATOMIC_ACK, FLUSH, ATOMIC_WRITE])
+        hl = 0 if op == CNP else sum(EXT_LEN[n] for n in OPS[op].exts)
+        if op in BODY_LEN:      # a body of the wrong size (CNP 16, ATOMIC WRITE 8)
+            n = r.choice([x for x in (0, 1, 4, 7, 9, 15, 17, 20) if x != BODY_LEN[op]])
             return f.build(l4_payload=f.copy(opcode=op, exts=[], payload=b"", pad=0).bth_rest()
-                           + bytes(16 + extra) + bytes(4))
+                           + bytes(hl) + bytes(n) + bytes(4))
         bth = f.copy(opcode=op, exts=[], payload=b"", pad=0).bth_rest()
         return f.build(l4_payload=bth + bytes(hl) + bytes(r.randrange(1, 9)) + bytes(4))
     if reason == "bad_pad":
-        way = r.randrange(3)
+        way = r.randrange(5)
+        if way == 3:            # ATOMIC WRITE: its 8 bytes are never padded
+            bth = f.copy(opcode=ATOMIC_WRITE, exts=[], payload=b"", pad=r.randrange(1, 4)).bth_rest()
+            return f.build(l4_payload=bth + bytes(16) + bytes(8) + bytes(4))
+        if way == 4:            # FLUSH: a pad count and no payload
+            bth = f.copy(opcode=FLUSH, exts=[], payload=b"", pad=r.randrange(1, 4)).bth_rest()
+            return f.build(l4_payload=bth + bytes(20) + bytes(4))
         if way == 0:
             pad = r.randrange(1, 4)
             bth = f.copy(opcode=SEND_ONLY, exts=[], payload=b"", pad=pad).bth_rest()
@@ -1001,6 +1073,27 @@ def malformed_bytes(g, f, reason):
         bth = f.copy(opcode=CNP, exts=[], payload=b"", pad=r.randrange(1, 4)).bth_rest()
         return f.build(l4_payload=bth + bytes(16) + bytes(4))
     raise ValueError(reason)
+
+
+IP_LAYER = ("bad_ip_length", "not_udp", "truncated_udp", "bad_udp_length")
+
+
+def check_extent(data, reason):
+    """
+    The generator's own check of the padding rule (wire.ip_extent()): a
+    frame broken at the IP or UDP layer is broken the way @reason says, and
+    every frame broken further in has IP and UDP lengths that agree with it
+    and no padding.
+    """
+    if reason in IP_LAYER:
+        got = ip_extent(data)[0]
+    elif PARSE_REASONS.index(reason) > PARSE_REASONS.index("bad_udp_length"):
+        got = ip_extent(data)
+        reason = (None, 0)
+    else:
+        return
+    assert got == reason, "generator: %s frame, the IP and UDP lengths say %s: %s" % (
+        reason, got, data.hex())
 
 
 def c_malformed(g, side):
@@ -1015,13 +1108,14 @@ def c_malformed(g, side):
     data = malformed_bytes(g, f, reason)
     if data is None:
         return
+    check_extent(data, reason)
     g.emit(port, None, "malformed (%s side)" % side, data=data, reason=reason, note=reason)
 
 
 # (weight, function): the mix of one host's traffic.
 CLASSES = [
     (10, c_legit_out), (4, c_legit_message), (4, c_legit_ud), (6, c_legit_fabric),
-    (3, c_legit_fabric_ud),
+    (3, c_legit_fabric_ud), (4, c_padded),
     (6, c_spoof_vip), (6, c_spoof_mac), (6, c_spoof_ud), (6, c_other_pqpn), (3, c_foreign_vip),
     (3, c_unmapped_vqpn), (2, c_gsi), (5, c_type_mismatch), (3, c_rc_to_ud),
     (10, lambda g: c_mem_edges(g, "out")), (10, lambda g: c_mem_edges(g, "in")),
@@ -1051,6 +1145,7 @@ def generate(h, cluster, seed, hostile_min):
                     lq, rq = rng.choice(g.remote_conns(t))
                     port, f = g.inc(lq, rq, SEND_ONLY, n=32, pad=0)
                 data = malformed_bytes(g, f, reason)
+            check_extent(data, reason)
             g.emit(port, None, "malformed (%s side)" % side, data=data, reason=reason, note=reason)
     while g.hostile < hostile_min:
         rng.choices(fns, weights)[0](g)

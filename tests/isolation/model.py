@@ -24,11 +24,21 @@ Choices the design leaves open, written down here once:
     Issue 7 lists tags on tenant ports as hostile; see the README.
   - An IP address is an address of one version: an IPv6 address never
     matches an IPv4 vIP or host, whatever its bytes.
+
+Ethernet padding (docs/wire.md): a frame ends where its IP length says and
+the bytes after it (Frame.l2_pad) are padding.  It changes no decision; a
+forwarded frame keeps it (the mbuf still holds it).  Port counters count
+what the wire carries, padding included; tenant byte counters count the
+frame without its padding (the parser's frame_len).
+
+FLUSH and ATOMIC WRITE (IBTA 1.5) parse (wire.OPS has their rows), but
+what the switch's memory check does with them is not settled (docs/wire.md,
+"What the data plane has to change"): the model refuses to predict them.
 """
 
 import ipaddress
 
-from wire import OPS, ip_ver
+from wire import OPS, FLUSH, ATOMIC_WRITE, ip_ver
 
 VLAN_POLICY = "forward"
 
@@ -300,7 +310,11 @@ class HostModel:
         return Fwd(out, o, "ingress", t, done, f.opcode == 0x81)
 
     def process(self, port, f, length):
-        """Outcome of well-formed frame @f (built, @length bytes) entering @port; counts it."""
+        """
+        Outcome of well-formed frame @f (built, @length bytes with its
+        padding) entering @port; counts it.
+        """
+        assert f.opcode not in (FLUSH, ATOMIC_WRITE), "model: FLUSH and ATOMIC WRITE are not modelled"
         if length > self.mbuf_size:
             # Larger than one mbuf: it arrives as a chain, which the switch does not rename.
             r = Drop("nonlinear", self.ports[port].get("tenant"))
@@ -308,10 +322,11 @@ class HostModel:
             r = self.ingress(port, f)
         else:
             r = self.egress(port, f)
-        self.count(port, length, r)
+        self.count(port, length, r, len(f.l2_pad))
         return r
 
-    def count(self, port, length, r):
+    def count(self, port, length, r, l2_pad=0):
+        """Counts a frame of @length bytes, the last @l2_pad of them Ethernet padding."""
         pc = self.port_ctr[port]
         pc["rx_packets"] += 1
         pc["rx_bytes"] += length
@@ -330,10 +345,10 @@ class HostModel:
         tc = self.tenant_ctr[r.tenant]
         if r.kind in ("egress", "hairpin"):
             tc["egress_packets"] += 1
-            tc["egress_bytes"] += length
+            tc["egress_bytes"] += length - l2_pad
         if r.kind in ("ingress", "hairpin"):
             tc["ingress_packets"] += 1
-            tc["ingress_bytes"] += length
+            tc["ingress_bytes"] += length - l2_pad
 
     def summary(self):
         rx = sum(p["rx_packets"] for p in self.port_ctr.values())

@@ -27,11 +27,12 @@ WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST, WRITE_LAST_IMM, WRITE_ONLY, WRITE_ONLY_IM
 READ_REQ, RR_FIRST, RR_MIDDLE, RR_LAST, RR_ONLY = 0x0c, 0x0d, 0x0e, 0x0f, 0x10
 ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
 SEND_LAST_INV, SEND_ONLY_INV = 0x16, 0x17
+FLUSH, ATOMIC_WRITE = 0x1c, 0x1d            # IBTA 1.5, RC only
 UC, XRC = 0x20, 0xa0
 UD_SEND_ONLY, UD_SEND_ONLY_IMM = 0x64, 0x65
 CNP = 0x81
 
-EXT_LEN = {"XRCETH": 4, "DETH": 8, "RETH": 16, "AtomicETH": 28, "AETH": 4, "AtomicAckETH": 8,
+EXT_LEN = {"XRCETH": 4, "DETH": 8, "FETH": 4, "RETH": 16, "AtomicETH": 28, "AETH": 4, "AtomicAckETH": 8,
            "ImmDt": 4, "IETH": 4, "CNPPadding": 16}
 
 # The RC operations by their low five bits: (extension headers in wire
@@ -50,7 +51,16 @@ _RC = {
     0x11: (["AETH"], False, False, "only"), 0x12: (["AETH", "AtomicAckETH"], False, False, "only"),
     0x13: (["AtomicETH"], False, True, "only"), 0x14: (["AtomicETH"], False, True, "only"),
     0x16: (["IETH"], True, True, "last"), 0x17: (["IETH"], True, True, "only"),
+    # IBTA 1.5: FLUSH carries a FETH, then a RETH, and no payload; ATOMIC
+    # WRITE a RETH and exactly 8 bytes (BODY_LEN).  Only the RC forms exist:
+    # no UC or XRC opcode carries them (0x3c, 0x3d, 0xbc, 0xbd stay invalid).
+    0x1c: (["FETH", "RETH"], False, True, "only"), 0x1d: (["RETH"], True, True, "only"),
 }
+_RC_ONLY = (FLUSH, ATOMIC_WRITE)
+
+# Opcodes whose body has a fixed size (the CNP's 16 reserved bytes, the
+# ATOMIC WRITE's word); another size is bad_payload, a pad count bad_pad.
+BODY_LEN = {CNP: 16, ATOMIC_WRITE: 8}
 
 
 class Op:
@@ -59,6 +69,7 @@ class Op:
     def __init__(self, code, transport, exts, payload, request, position):
         self.code, self.transport, self.exts = code, transport, exts
         self.payload, self.request, self.position = payload, request, position
+        self.body_len = BODY_LEN.get(code, 0)
 
     @property
     def opens(self):
@@ -76,6 +87,8 @@ def _optable():
         t[low] = Op(low, "rc", exts, pay, req, pos)
         if low <= 0x0b:
             t[UC | low] = Op(UC | low, "uc", exts, pay, req, pos)
+        if low in _RC_ONLY:
+            continue
         xe = exts if not req else ["XRCETH"] + exts
         t[XRC | low] = Op(XRC | low, "xrc", xe, pay, req, pos)
     t[UD_SEND_ONLY] = Op(UD_SEND_ONLY, "ud", ["DETH"], True, True, "only")
@@ -105,13 +118,17 @@ def ip_text(b):
 
 
 class Frame:
-    """A RoCEv2 frame by its fields; build() makes the bytes."""
+    """
+    A RoCEv2 frame by its fields; build() makes the bytes.  @l2_pad is
+    Ethernet padding after the ICRC: outside the IP length, so no length,
+    checksum or ICRC covers it (docs/wire.md).
+    """
 
     FIELDS = dict(eth_dst="02:00:00:00:00:00", eth_src="02:00:00:00:00:00", vlans=(),
                   src="0.0.0.0", dst="0.0.0.0", tos=0, ttl=64, ip_id=0, ip_flags=2,
                   ip_options=b"", fl=0, sport=0xc000, dport=4791, udp_csum=False, opcode=SEND_ONLY,
                   se=0, m=0, pad=0, tver=0, pkey=0xffff, fecn=0, becn=0, dqpn=0, ackreq=0,
-                  psn=0, exts=(), payload=b"", icrc_xor=0)
+                  psn=0, exts=(), payload=b"", icrc_xor=0, l2_pad=b"")
 
     __slots__ = tuple(FIELDS)
 
@@ -188,12 +205,14 @@ class Frame:
             struct.pack_into("<I", frame, len(frame) - 4, icrc(frame, l3, l4) ^ self.icrc_xor)
         if self.udp_csum:
             struct.pack_into("!H", frame, l4 + 6, udp_checksum(frame, l3, l4))
-        return bytes(frame)
+        return bytes(frame) + bytes(self.l2_pad)
 
 
 def ext_bytes(n, a):
     if n == "DETH":
         return struct.pack("!IBBH", a["qkey"], 0, a["srcqp"] >> 16, a["srcqp"] & 0xffff)
+    if n == "FETH":
+        return struct.pack("!I", (a.get("sel", 0) & 3) << 4 | (a.get("plt", 0) & 0xf))
     if n == "RETH":
         return struct.pack("!QII", a["va"], a["rkey"], a["dmalen"])
     if n == "AtomicETH":
@@ -223,10 +242,12 @@ def csum16(b, s=0):
     return (~s) & 0xffff
 
 
-def udp_checksum(frame, l3, l4):
+def udp_checksum(frame, l3, l4, end=None):
+    """The UDP checksum of a frame that ends at @end (its length; padding follows)."""
+    end = len(frame) if end is None else end
     ver = frame[l3] >> 4
-    ulen = len(frame) - l4
-    seg = bytearray(frame[l4:])
+    ulen = end - l4
+    seg = bytearray(frame[l4:end])
     seg[6:8] = b"\0\0"
     if ver == 4:
         ph = bytes(frame[l3 + 12:l3 + 20]) + struct.pack("!BBH", 0, 17, ulen)
@@ -236,9 +257,12 @@ def udp_checksum(frame, l3, l4):
     return c or 0xffff
 
 
-def icrc(frame, l3, l4):
-    """The ICRC (IBTA Annex A17.3.3) of a frame whose IP header is at @l3 and UDP at @l4."""
-    frame = bytes(frame)
+def icrc(frame, l3, l4, end=None):
+    """
+    The ICRC (IBTA Annex A17.3.3) of a frame whose IP header is at @l3 and
+    UDP at @l4, and which ends at @end (padding follows; default: no padding).
+    """
+    frame = bytes(frame if end is None else frame[:end])
     ip = bytearray(frame[l3:l4])
     if ip[0] >> 4 == 4:
         ip[1] = 0xff
@@ -261,7 +285,9 @@ def decode(frame):
     The fields the checks need, from a frame the switch sent, or None if it
     is not an Ethernet/IP/UDP/BTH frame: a dict with vlans, ver, src, dst
     (text), l3, l4, ihl, opcode, dqpn, psn, pad, srcqp (DETH), reth/atomic
-    (va, rkey, dmalen), payload (bytes after the headers, before pad).
+    (va, rkey, dmalen), payload (bytes after the headers, before pad), end
+    (where the IP length ends the frame) and l2_pad (the Ethernet padding
+    after it).
     """
     try:
         off = 12
@@ -285,6 +311,10 @@ def decode(frame):
         else:
             return None
         d["l4"] = l4
+        why, l2_pad = ip_extent(frame)
+        if why is not None:
+            return None
+        d["end"], d["l2_pad"] = len(frame) - l2_pad, l2_pad
         d["udp_csum"] = struct.unpack_from("!H", frame, l4 + 6)[0]
         bth = l4 + 8
         op = frame[bth]
@@ -301,11 +331,50 @@ def decode(frame):
                 va, rkey = struct.unpack_from("!QI", frame, off)
                 d["mem"] = (va, rkey)
             off += EXT_LEN[n]
-        end = len(frame) - 4 - d["pad"]
+        end = d["end"] - 4 - d["pad"]
         d["payload"] = bytes(frame[off:end]) if end >= off else b""
         return d
     except (struct.error, IndexError, ValueError):
         return None
+
+
+def ip_extent(frame):
+    """
+    What the IP and UDP lengths of @frame (Ethernet, tags, then IPv4 or IPv6
+    with its header whole) make of it, by the rule of docs/wire.md: the frame
+    ends where the IP length says and the bytes after that are Ethernet
+    padding.  Returns (reason, l2_pad): reason is bad_ip_length (an IP length
+    past the end of the frame, or an IPv4 total length below the header
+    length), not_udp, truncated_udp (the IP length leaves no room for a UDP
+    header, whatever bytes follow), bad_udp_length (a UDP length other than
+    the IP payload's, also when it runs into the padding), or None when the
+    lengths agree; l2_pad is the padding when the IP length is not too long.
+    """
+    off = 12
+    et = struct.unpack_from("!H", frame, off)[0]
+    while et in (0x8100, 0x88a8):
+        off += 4
+        et = struct.unpack_from("!H", frame, off)[0]
+    l3 = off + 2
+    if et == 0x0800:
+        ihl = (frame[l3] & 0xf) * 4
+        total = struct.unpack_from("!H", frame, l3 + 2)[0]
+        if total > len(frame) - l3 or total < ihl:
+            return "bad_ip_length", None
+        proto, l4, ip_payload, end = frame[l3 + 9], l3 + ihl, total - ihl, l3 + total
+    else:
+        ip_payload = struct.unpack_from("!H", frame, l3 + 4)[0]
+        if ip_payload > len(frame) - l3 - 40:
+            return "bad_ip_length", None
+        proto, l4, end = frame[l3 + 6], l3 + 40, l3 + 40 + ip_payload
+    pad = len(frame) - end
+    if proto != 17:
+        return "not_udp", pad
+    if ip_payload < 8:
+        return "truncated_udp", pad
+    if struct.unpack_from("!H", frame, l4 + 4)[0] != ip_payload:
+        return "bad_udp_length", pad
+    return None, pad
 
 
 def ipv4_header_ok(frame, d):
@@ -317,11 +386,11 @@ def ipv4_header_ok(frame, d):
 def udp_ok(frame, d):
     if d["udp_csum"] == 0:
         return True
-    return udp_checksum(frame, d["l3"], d["l4"]) == d["udp_csum"]
+    return udp_checksum(frame, d["l3"], d["l4"], d["end"]) == d["udp_csum"]
 
 
 def icrc_ok(frame, d):
-    return icrc(frame, d["l3"], d["l4"]) == struct.unpack("<I", bytes(frame[-4:]))[0]
+    return icrc(frame, d["l3"], d["l4"], d["end"]) == struct.unpack("<I", bytes(frame[d["end"] - 4:d["end"]]))[0]
 
 
 # ---------------------------------------------------------------------------
@@ -349,7 +418,7 @@ def scapy_bytes(f):
     rl = s["rl"]
     classes = {"DETH": rl.DETH, "RETH": rl.RETH, "AtomicETH": rl.AtomicETH, "AETH": rl.AETH,
                "AtomicAckETH": rl.AtomicAckETH, "ImmDt": rl.ImmDt, "IETH": rl.IETH,
-               "XRCETH": rl.XRCETH, "CNPPadding": rl.CNPPadding}
+               "XRCETH": rl.XRCETH, "FETH": rl.FETH, "CNPPadding": rl.CNPPadding}
     p = s["Ether"](dst=f.eth_dst, src=f.eth_src)
     for tpid, vid, prio in f.vlans:
         p = p / (s["Dot1AD"](vlan=vid, prio=prio) if tpid == 0x88a8 else s["Dot1Q"](vlan=vid, prio=prio))
@@ -374,7 +443,7 @@ def scapy_bytes(f):
         crc = (rl.icrc_zlib(fr) if f.ver == 6 else struct.unpack("<I", fr[-4:])[0]) ^ f.icrc_xor
         p[rl.BTH].icrc = struct.unpack(">I", struct.pack("<I", crc))[0]
         fr = bytes(p)
-    return fr
+    return fr + bytes(f.l2_pad)
 
 
 # ---------------------------------------------------------------------------
