@@ -3,7 +3,7 @@
  * roce-xdp: the XDP loader from the command line, for operators and tests.
  *
  *   roce-xdp attach IF [--netlink] [--skb] [--hold]   load and attach
- *   roce-xdp adopt IF [--hold]      take over our program that net_af_xdp attached
+ *   roce-xdp adopt IF [--skb] [--hold]  take over our program that net_af_xdp attached
  *   roce-xdp inspect IF             what holds IF's XDP program (JSON)
  *   roce-xdp prepare IF             remove a stale program of ours, refuse a live one
  *   roce-xdp detach IF              detach our program (netlink attachments only)
@@ -261,7 +261,7 @@ main(int argc, char **argv)
 	if (strcmp(cmd, "attach") == 0 || strcmp(cmd, "adopt") == 0) {
 		rc = cmd[1] == 't' ?
 			roce_xdp_attach(ifindex, getenv("ROCE_XDP_OBJ"), flags, &x, err, sizeof(err)) :
-			roce_xdp_adopt(ifindex, &x, err, sizeof(err));
+			roce_xdp_adopt(ifindex, flags, &x, err, sizeof(err));
 		if (rc < 0)
 			return fail(cmd, rc, err);
 		if (err[0])

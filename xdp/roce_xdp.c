@@ -541,13 +541,14 @@ fail:
 }
 
 int
-roce_xdp_adopt(int ifindex, struct roce_xdp **out, char *err, size_t errlen)
+roce_xdp_adopt(int ifindex, unsigned int flags, struct roce_xdp **out, char *err,
+	       size_t errlen)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, o);
 	char name[IF_NAMESIZE];
 	struct roce_xdp_info info;
 	struct roce_xdp *x;
-	uint32_t mflag;
+	uint32_t mflag, lflag;
 	int rc;
 
 	rc = roce_xdp_inspect(ifindex, &info);
@@ -569,6 +570,8 @@ roce_xdp_adopt(int ifindex, struct roce_xdp **out, char *err, size_t errlen)
 	}
 	x->netlink_owned = true;
 	mflag = info.mode == XDP_ATTACHED_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	lflag = flags & ROCE_XDP_F_SKB ? XDP_FLAGS_SKB_MODE : flags & ROCE_XDP_F_DRV ?
+		XDP_FLAGS_DRV_MODE : mflag;
 	/*
 	 * A link cannot replace a netlink attachment, so detach (only if it is
 	 * still that program) and link at once.  RoCEv2 frames arriving in
@@ -577,11 +580,14 @@ roce_xdp_adopt(int ifindex, struct roce_xdp **out, char *err, size_t errlen)
 	o.old_prog_fd = x->prog_fd;
 	rc = bpf_xdp_attach(ifindex, -1, XDP_FLAGS_REPLACE | mflag, &o);
 	if (rc == 0) {
-		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = mflag);
+		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = lflag);
 
 		x->link_fd = bpf_link_create(x->prog_fd, ifindex, BPF_XDP, &lo);
 		if (x->link_fd >= 0) {
+			uint32_t id = 0;
+
 			x->netlink_owned = false;
+			query(ifindex, &id, &x->mode);
 		} else {
 			rc = -errno;
 			/* Put it back as it was; the owner record makes it ours. */

@@ -79,11 +79,13 @@ int roce_xdp_attach(int ifindex, const char *obj_path, unsigned int flags,
 /*
  * Takes over our program attached to ifindex through netlink (by
  * net_af_xdp's xdp_prog=), re-attaching the same program, with the same
- * maps and sockets, through a bpf_link of the caller's, in the same mode.
- * If the kernel refuses the link, the netlink attachment is restored and
- * kept (still detached at exit, and found stale after a crash).
+ * maps and sockets, through a bpf_link of the caller's: in the mode it was
+ * in, or in the one flags ask for (ROCE_XDP_F_SKB or ROCE_XDP_F_DRV).  If
+ * the kernel refuses the link, the netlink attachment is restored and kept
+ * (still detached at exit, and found stale after a crash).
  */
-int roce_xdp_adopt(int ifindex, struct roce_xdp **out, char *err, size_t errlen);
+int roce_xdp_adopt(int ifindex, unsigned int flags, struct roce_xdp **out, char *err,
+		   size_t errlen);
 
 /*
  * Opens the maps of our program on ifindex without taking it over (for

@@ -277,6 +277,23 @@ dp_xdp_port_prepare(uint16_t port_id, const char *name)
 	return 0;
 }
 
+/*
+ * ROCE_XDP_MODE=generic or native overrides the mode net_af_xdp chose
+ * (native where the driver has it).  On a veth, native XDP takes TSO away
+ * from the peer and halves the kernel's TCP throughput; generic does not.
+ */
+static unsigned int
+mode_flags(void)
+{
+	const char *m = getenv("ROCE_XDP_MODE");
+
+	if (m != NULL && strcmp(m, "generic") == 0)
+		return ROCE_XDP_F_SKB;
+	if (m != NULL && strcmp(m, "native") == 0)
+		return ROCE_XDP_F_DRV;
+	return 0;
+}
+
 int
 dp_xdp_port_start(uint16_t port_id, const struct ovl *o)
 {
@@ -287,7 +304,7 @@ dp_xdp_port_start(uint16_t port_id, const struct ovl *o)
 	if (!p->is_af_xdp)
 		return 0;
 	pthread_mutex_lock(&xlock);
-	rc = roce_xdp_adopt(p->ifindex, &p->x, err, sizeof(err));
+	rc = roce_xdp_adopt(p->ifindex, mode_flags(), &p->x, err, sizeof(err));
 	if (rc == -ENOENT) {
 		/* Someone else's program (xdp_prog= of the operator's): it stays theirs. */
 		fprintf(stderr, "port %s (%s): the XDP program is not ours: no deny map, no /roce/xdp counters\n",

@@ -13,7 +13,8 @@
  * attaches the program through netlink and puts its socket into xsks_map.
  * dp_xdp_port_start() then moves that attachment onto a bpf_link of this
  * process, so the program leaves the interface with the process, however
- * it ends; dp_xdp_port_stop() detaches it at a clean exit and gives the
+ * it ends (in the mode net_af_xdp chose, or the one $ROCE_XDP_MODE names:
+ * generic or native); dp_xdp_port_stop() detaches it at a clean exit and gives the
  * interface its promiscuity back.
  *
  * Frame size.  net_af_xdp uses the mbuf pool itself as the AF_XDP umem:

@@ -147,6 +147,14 @@ sw_start xdpsw
 sw_stop KILL
 sleep 0.5
 check "switch: after SIGKILL the program left with the process (bpf_link)" test "$(insp holder)" = none
-check "switch: the next start after SIGKILL succeeds" sw_start xdpsw
+export ROCE_XDP_MODE=generic
+check "switch: the next start after SIGKILL succeeds (here in generic mode, ROCE_XDP_MODE)" sw_start xdpsw
+unset ROCE_XDP_MODE
+check "switch: ROCE_XDP_MODE=generic attaches in generic mode" test "$(xtel fabric0 mode)" = generic
+capture xdpT xdpv3 "$TMP/generic.pcap" 2
+$P $FR rsend xdpv1 "$UPLINK_MAC" 10.77.0.2 10.77.0.1 4097 3
+wait "$CAPPID"
+check "switch: in generic mode RoCEv2 still reaches the switch and the tenant" \
+	$FR rcheck "$TMP/generic.pcap" 192.168.1.20 192.168.1.10 17 3
 sw_stop TERM
 rm -f /dev/hugepages/xdpsw*map_* 2>/dev/null
