@@ -40,9 +40,25 @@ estats_profile_build(struct estats_profile *prof, const struct estats_params *p)
 }
 
 void
-estats_conn_init(struct estats_conn *c)
+estats_conn_init(struct estats_conn *c, struct estats_conn_cold *cold)
 {
 	memset(c, 0, sizeof(*c));
+	memset(cold, 0, sizeof(*cold));
+	c->egress.cold = &cold->egress;
+	c->ingress.cold = &cold->ingress;
+}
+
+void
+estats_conn_reset(struct estats_conn *c)
+{
+	struct estats_egress_cold *ec = c->egress.cold;
+	struct estats_ingress_cold *ic = c->ingress.cold;
+
+	memset(c, 0, sizeof(*c));
+	memset(ec, 0, sizeof(*ec));
+	memset(ic, 0, sizeof(*ic));
+	c->egress.cold = ec;
+	c->ingress.cold = ic;
 }
 
 void
@@ -66,12 +82,12 @@ estats_conn_read(const struct estats_conn *c, struct estats_conn_stats *out)
 	out->cnp_tx = ESTATS_LOAD(&in->cnp_tx);
 	out->ce_ingress = ESTATS_LOAD(&in->ce);
 	for (k = 0; k < ESTATS_NAK_MAX; k++) {
-		out->naks_sent[k] = ESTATS_LOAD(&eg->naks[k]);
-		out->naks_received[k] = ESTATS_LOAD(&in->naks[k]);
+		out->naks_sent[k] = ESTATS_LOAD(&eg->cold->naks[k]);
+		out->naks_received[k] = ESTATS_LOAD(&in->cold->naks[k]);
 	}
-	estats_hist_snapshot(&out->hist[ESTATS_NET], &in->net);
-	estats_hist_snapshot(&out->hist[ESTATS_HOST], &eg->host);
-	estats_hist_snapshot(&out->hist[ESTATS_MSG], &in->msg);
+	estats_hist_snapshot(&out->hist[ESTATS_NET], &in->cold->net);
+	estats_hist_snapshot(&out->hist[ESTATS_HOST], &eg->cold->host);
+	estats_hist_snapshot(&out->hist[ESTATS_MSG], &in->cold->msg);
 }
 
 void

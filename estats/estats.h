@@ -48,9 +48,10 @@
  * (estats_conn_read()).
  *
  * Cost.  Every per-packet call is inline, constant time, allocates nothing
- * and touches the connection's own half, plus one line of the other half
- * when a probe may complete.  A histogram record happens once per sample,
- * not per packet.
+ * and touches the two lines of the connection's own half, plus line 0 of
+ * the other half when a probe may start or complete.  Histograms and NAK
+ * counters live apart (struct estats_conn_cold), touched once per sample
+ * or NAK, so that the per-frame state is 256 bytes a connection.
  */
 #ifndef ESTATS_H
 #define ESTATS_H
@@ -136,30 +137,52 @@ struct estats_profile {
 	uint32_t oos_resync;
 };
 
-/* One side's half written by the thread of L's egress frames. */
+/*
+ * What each side touches once per sample (histograms) or on rare frames
+ * (NAKs), kept apart from the per-frame state so that the latter stays
+ * dense: 256 bytes a connection that many connections' frames can share
+ * pages and caches with.  Each half has the one writer of its side.
+ */
+struct estats_egress_cold {
+	struct estats_hist host;        /* host response */
+	uint64_t naks[ESTATS_NAK_MAX];  /* NAKs that L sent */
+} __attribute__((aligned(64)));
+
+struct estats_ingress_cold {
+	struct estats_hist net;         /* network round trip */
+	struct estats_hist msg;         /* message completion */
+	uint64_t naks[ESTATS_NAK_MAX];  /* NAKs that R sent */
+} __attribute__((aligned(64)));
+
+struct estats_conn_cold {
+	struct estats_egress_cold egress;
+	struct estats_ingress_cold ingress;
+};
+
+/* The per-frame half written by the thread of L's egress frames: two lines. */
 struct estats_egress {
-	/* Read by the ingress side. */
+	/* Line 0, read by the ingress side; written once per sample. */
 	uint64_t net_probe;   /* L's request sampled for the network round trip */
 	uint64_t msg_probe;   /* L's message whose LAST awaits its answer; PSN of the LAST */
 	uint64_t host_done;   /* the ingress side's host probe, once consumed here */
-	/* Private to this side, then counters read by control threads. */
+	struct estats_egress_cold *cold; /* set by estats_conn_init(), then read-only */
+	/* Line 1, written per frame by this side only; counters read by control threads. */
 	uint64_t msg_t0 __attribute__((aligned(64))); /* when the open message's FIRST left */
 	uint32_t nxt_psn;     /* the PSN after L's newest request */
 	uint8_t nxt_valid;
 	uint8_t msg_open;     /* a sampled message has begun and its LAST is not yet seen */
 	uint64_t retrans;     /* L's requests whose PSN was seen before */
 	uint64_t ce;          /* egress frames with CE */
-	uint64_t naks[ESTATS_NAK_MAX]; /* NAKs that L sent */
-	struct estats_hist host __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
-/* The other half, written by the thread of L's ingress frames. */
+/* The per-frame half written by the thread of L's ingress frames: two lines. */
 struct estats_ingress {
-	/* Read by the egress side. */
+	/* Line 0, read by the egress side; written once per sample. */
 	uint64_t host_probe;  /* R's request delivered to L, sampled */
 	uint64_t net_done;    /* the egress side's network probe, once consumed here */
 	uint64_t msg_done;    /* the egress side's message probe, once consumed here */
-	/* Private to this side, then counters read by control threads. */
+	struct estats_ingress_cold *cold; /* set by estats_conn_init(), then read-only */
+	/* Line 1, written per frame by this side only; counters read by control threads. */
 	uint32_t exp_psn __attribute__((aligned(64))); /* the PSN R's next request should carry */
 	uint8_t exp_valid;
 	uint16_t oos_run;     /* out-of-sequence requests in a row */
@@ -168,12 +191,9 @@ struct estats_ingress {
 	uint64_t cnp_rx;      /* CNPs from the fabric for L */
 	uint64_t cnp_tx;      /* CNPs the switch sent to R for this connection */
 	uint64_t ce;          /* ingress frames with CE */
-	uint64_t naks[ESTATS_NAK_MAX]; /* NAKs that R sent */
-	struct estats_hist net __attribute__((aligned(64)));
-	struct estats_hist msg;
 } __attribute__((aligned(64)));
 
-/* A connection's state: zeroed memory is a valid empty state. */
+/* A connection's per-frame state, 256 bytes; estats_conn_init() links it to its cold part. */
 struct estats_conn {
 	struct estats_egress egress;
 	struct estats_ingress ingress;
@@ -192,8 +212,14 @@ void estats_params_default(struct estats_params *p);
 /* Build @prof from @p; 0, or -EINVAL (and @prof untouched) when a value is out of range. */
 int estats_profile_build(struct estats_profile *prof, const struct estats_params *p);
 
-/* Empty a connection's state (both halves: only while neither side runs). */
-void estats_conn_init(struct estats_conn *c);
+/*
+ * Empty a connection's state and link it to @cold, which it uses from then
+ * on (both halves: only while neither side runs).
+ */
+void estats_conn_init(struct estats_conn *c, struct estats_conn_cold *cold);
+
+/* Empty a connection's state, keeping its cold part (only while neither side runs). */
+void estats_conn_reset(struct estats_conn *c);
 
 /*
  * Read @c while its writers run: relaxed loads, histograms snapshotted

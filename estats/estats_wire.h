@@ -191,8 +191,8 @@ estats_egress_answer(struct estats_conn *c, const struct estats_profile *prof, u
 	int nak = estats_aeth_nak(syndrome);
 
 	if (nak >= 0)
-		ESTATS_INC(&eg->naks[nak]);
-	estats_probe_answer(&c->ingress.host_probe, &eg->host_done, &eg->host, prof,
+		ESTATS_INC(&eg->cold->naks[nak]);
+	estats_probe_answer(&c->ingress.host_probe, &eg->host_done, &eg->cold->host, prof,
 			    psn & ESTATS_PSN_MASK, nak >= 0, false, now);
 }
 
@@ -243,9 +243,9 @@ estats_ingress_answer(struct estats_conn *c, const struct estats_profile *prof, 
 
 	psn &= ESTATS_PSN_MASK;
 	if (nak >= 0)
-		ESTATS_INC(&in->naks[nak]);
-	estats_probe_answer(&c->egress.net_probe, &in->net_done, &in->net, prof, psn, nak >= 0, false, now);
-	estats_probe_answer(&c->egress.msg_probe, &in->msg_done, &in->msg, prof, psn, nak >= 0, true, now);
+		ESTATS_INC(&in->cold->naks[nak]);
+	estats_probe_answer(&c->egress.net_probe, &in->net_done, &in->cold->net, prof, psn, nak >= 0, false, now);
+	estats_probe_answer(&c->egress.msg_probe, &in->msg_done, &in->cold->msg, prof, psn, nak >= 0, true, now);
 }
 
 /*

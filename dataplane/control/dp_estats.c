@@ -58,16 +58,23 @@ dp_estats_sync(const struct ovl *o)
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		uint32_t id = o->conns[i].state, ch = id >> DP_ESTATS_CHUNK_SHIFT;
 		struct estats_conn *p;
+		struct estats_conn_cold *cold;
 
 		if (id == OVL_NONE || ch >= DP_ESTATS_CHUNKS || dp_estats.chunks[ch])
 			continue;
 		p = aligned_alloc(64, sizeof(*p) * CHUNK);
-		if (!p) {
+		cold = aligned_alloc(64, sizeof(*cold) * CHUNK);
+		if (!p || !cold) {
+			free(p);
+			free(cold);
 			rc = -ENOMEM;
 			continue;
 		}
-		memset(p, 0, sizeof(*p) * CHUNK);
-		dp_estats.bytes += sizeof(*p) * CHUNK;
+		for (uint32_t k = 0; k < CHUNK; k++)
+			estats_conn_init(&p[k], &cold[k]);
+		dp_estats.bytes += (sizeof(*p) + sizeof(*cold)) * CHUNK;
+		dp_estats.cold_chunks[ch] = cold;
+		/* The lcores find the chunk, linked and zeroed, through this pointer only. */
 		__atomic_store_n(&dp_estats.chunks[ch], p, __ATOMIC_RELEASE);
 	}
 	return rc;
@@ -95,7 +102,7 @@ dp_estats_retire(uint32_t id, uint32_t tenant_slot)
 			free(one);
 		}
 	}
-	estats_conn_init(c);
+	estats_conn_reset(c);
 }
 
 void
@@ -113,7 +120,9 @@ dp_estats_free(void)
 	dp_estats.enabled = false;
 	for (uint32_t i = 0; i < DP_ESTATS_CHUNKS; i++) {
 		free(dp_estats.chunks[i]);
+		free(dp_estats.cold_chunks[i]);
 		dp_estats.chunks[i] = NULL;
+		dp_estats.cold_chunks[i] = NULL;
 	}
 	for (uint32_t t = 0; t < DP_MAX_TENANTS; t++)
 		dp_estats_tenant_removed(t);

@@ -5,7 +5,10 @@
  * /roce/estats telemetry commands.
  *
  * Ownership.  The states live in chunks beside the connection states, by
- * the same stable id (ovl_conn.state).  The control plane allocates a chunk
+ * the same stable id (ovl_conn.state): the per-frame part (256 bytes a
+ * connection) in one array, the histograms and NAK counters (about 9.9 KB)
+ * in another, so that the lines a frame touches stay dense.  The control
+ * plane allocates a chunk
  * (dp_estats_sync(), under ctl_lock, before it publishes an overlay that
  * uses it) and publishes its pointer with a release store; chunks are never
  * freed while the lcores run.  Within a connection's state the egress half
@@ -26,14 +29,15 @@
 #include "dp.h"
 #include "estats.h"
 
-#define DP_ESTATS_CHUNK_SHIFT 8   /* 256 connections (2.5 MB) a chunk */
+#define DP_ESTATS_CHUNK_SHIFT 8   /* 256 connections a chunk: 64 KiB per-frame, 2.4 MiB cold */
 #define DP_ESTATS_CHUNKS ((DP_STATE_CHUNKS << DP_STATE_CHUNK_SHIFT) >> DP_ESTATS_CHUNK_SHIFT)
 
 struct dp_estats {
 	bool enabled;                 /* --estats: the path records */
 	struct estats_profile prof;
 	uint64_t ns_mul;              /* TSC to ns: (tsc * ns_mul) >> 32 */
-	struct estats_conn *chunks[DP_ESTATS_CHUNKS];
+	struct estats_conn *chunks[DP_ESTATS_CHUNKS];          /* per-frame state, dense */
+	struct estats_conn_cold *cold_chunks[DP_ESTATS_CHUNKS]; /* histograms and NAKs */
 	struct estats_conn_stats *retired[DP_MAX_TENANTS]; /* by tenant slot; NULL: none yet */
 	uint64_t bytes;               /* memory held by the chunks */
 };

@@ -291,9 +291,10 @@ estats_conns_put(struct out *o, const struct ovl *ov, struct estats_conn_stats *
 			snprintf(labels, sizeof(labels), "tenant=\"%s\",vip=\"%s\",vqpn=\"%u\"",
 				 esc(ov->tenants[c->tenant].name, lv, sizeof(lv)), ip, ov->qps[c->l].vqpn);
 			if (k == ESTATS_NET || k == ESTATS_MSG)
-				estats_hist_snapshot(&s->hist[k], k == ESTATS_NET ? &ec->ingress.net : &ec->ingress.msg);
+				estats_hist_snapshot(&s->hist[k], k == ESTATS_NET ? &ec->ingress.cold->net :
+						     &ec->ingress.cold->msg);
 			else if (k == ESTATS_HOST)
-				estats_hist_snapshot(&s->hist[k], &ec->egress.host);
+				estats_hist_snapshot(&s->hist[k], &ec->egress.cold->host);
 			if (k < ESTATS_KINDS)
 				hist_put(o, name, labels, &s->hist[k]);
 			else

@@ -26,14 +26,20 @@
 
 extern struct estats_profile prof;
 
+/* A connection and its cold part in one allocation: free() of the connection frees both. */
+struct conn_mem {
+	struct estats_conn c;
+	struct estats_conn_cold cold;
+};
+
 static inline struct estats_conn *
 conn_new(void)
 {
-	struct estats_conn *c = aligned_alloc(64, sizeof(*c));
+	struct conn_mem *m = aligned_alloc(64, sizeof(*m));
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	estats_conn_init(c);
-	return c;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	estats_conn_init(&m->c, &m->cold);
+	return &m->c;
 }
 
 static inline struct estats_conn_stats *
