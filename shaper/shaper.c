@@ -256,6 +256,7 @@ shaper_init(void *mem, size_t len, const struct shaper_params *p, uint64_t now)
 	sh->slack_fp = SHAPER_FP((shaper_u128)slack_ns * p->hz / 1000000000u);
 	if (p->conn_slack_ns == 0 && sh->slack_fp < SHAPER_FP(4ull << w->gshift))
 		sh->slack_fp = SHAPER_FP(4ull << w->gshift);
+	sh->cut_slack_fp = SHAPER_FP((shaper_u128)p->cut_slack_ns * p->hz / 1000000000u);
 	return sh;
 }
 

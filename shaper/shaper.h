@@ -109,6 +109,12 @@ struct shaper_params {
 	/* Fair-share quantum in bytes, the DRR quantum (one MTU), rounded down
 	 * to a power of two [4096]. */
 	uint32_t fair_quantum;
+	/* Cut-through pacing tolerance: shaper_send_now() lets a packet of an
+	 * idle connection leave this early against its pacing time [0: exact].
+	 * Its pacing time still advances from the later of the two, so the
+	 * long-run rate is the cap's; what it allows is a burst of this long
+	 * at the cap, for a caller whose `now` is one reading per rx burst. */
+	uint32_t cut_slack_ns;
 	/* Backpressure longer than this turns into dropping whole messages
 	 * [100 ms]. */
 	uint32_t watchdog_ms;

@@ -144,7 +144,7 @@ shaper_send_now(struct shaper *sh, const struct shaper_pkt *pkt, uint64_t now,
 	/* Its own queue first: nothing overtakes an earlier packet. */
 	if (!(c->flags & SHAPER_CF_ATTACHED) || c->qitems != 0)
 		return false;
-	if (c->cpb != 0 && conn_ts(c) > now_fp)
+	if (c->cpb != 0 && conn_ts(c) > now_fp + sh->cut_slack_fp)
 		return false;
 	t = &sh->tenants[c->tenant];
 	/* Limits, backpressure and the watchdog are shaper_enqueue()'s. */
@@ -193,12 +193,13 @@ shaper_send_now(struct shaper *sh, const struct shaper_pkt *pkt, uint64_t now,
 		unit_charge(t, c, f, pkt->bytes, pkt->charge, tnow);
 	}
 	/* Transmission, as conn_send() would do it; an idle connection
-	 * restarts at `now` (no credit for idle time). */
+	 * restarts at `now` (no credit for idle time), one let through within
+	 * the cut-through tolerance goes on from its own pacing time. */
 	if (t->cpb != 0)
 		t->tx_ts = u128_max(t->tx_ts, tnow - t->burst_fp) +
 			(shaper_u128)pkt->bytes * t->cpb;
 	if (c->cpb != 0)
-		conn_ts_set(c, now_fp + (shaper_u128)pkt->bytes * c->cpb);
+		conn_ts_set(c, u128_max(conn_ts(c), now_fp) + (shaper_u128)pkt->bytes * c->cpb);
 	t->enq_pkts++;
 	t->enq_bytes += pkt->bytes;
 	t->deq_pkts++;

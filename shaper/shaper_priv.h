@@ -180,6 +180,7 @@ struct shaper {
 	uint32_t qshift;	/* Fair quantum = 1 << qshift bytes. */
 	uint32_t visit_pkts;
 	shaper_u128 slack_fp;	/* Connection catch-up, 32.32 ticks. */
+	shaper_u128 cut_slack_fp; /* Cut-through pacing tolerance, 32.32 ticks. */
 	uint64_t wd_ticks;
 	uint64_t ewma_ticks;
 
