@@ -124,6 +124,7 @@ enum {
 	CFG_ACC_REMOTE_READ = 1,
 	CFG_ACC_REMOTE_WRITE = 2,
 	CFG_ACC_REMOTE_ATOMIC = 4,
+	CFG_ACC_FLUSH = 8,         /* IBTA 1.5 FLUSH (placement to persistence or global visibility) */
 };
 
 /*

@@ -10,9 +10,9 @@
 /* CFG_F_ENUM stores an int; every enum it stores into must be int-sized. */
 static_assert(sizeof(enum cfg_qp_type) == sizeof(int), "enum size");
 
-/* Bit i stands for access_names[i]: CFG_ACC_REMOTE_READ, _WRITE, _ATOMIC. */
+/* Bit i stands for access_names[i]: CFG_ACC_REMOTE_READ, _WRITE, _ATOMIC, CFG_ACC_FLUSH. */
 static const char *const access_names[] = {
-	"remote_read", "remote_write", "remote_atomic", NULL
+	"remote_read", "remote_write", "remote_atomic", "flush", NULL
 };
 
 /* "peer" of a QP: its offsets are into struct cfg_qp itself. */

@@ -33,11 +33,15 @@ static_assert(ROCE_OPF_WRITE >> OVL_OPC_SHIFT == CFG_OP_WRITE, "op class bits");
 static_assert(ROCE_OPF_READ >> OVL_OPC_SHIFT == CFG_OP_READ, "op class bits");
 static_assert(ROCE_OPF_ATOMIC >> OVL_OPC_SHIFT == CFG_OP_ATOMIC, "op class bits");
 
-/* The operation class of a request, from its opcode flags (roce_opcodes[].flags). */
+/*
+ * The operation class of a request, from its opcode flags
+ * (roce_opcodes[].flags).  A FLUSH, which makes earlier WRITEs durable, is
+ * policed as a write.
+ */
 static inline unsigned
-ovl_op_class(uint16_t opf)
+ovl_op_class(uint32_t opf)
 {
-	return (opf >> OVL_OPC_SHIFT) & CFG_OP_ALL;
+	return ((opf >> OVL_OPC_SHIFT) & CFG_OP_ALL) | ((opf & ROCE_OPF_FLUSH) ? CFG_OP_WRITE : 0);
 }
 
 /* The classes a QP type can carry: RC all four, UC send and write, UD send. */

@@ -27,7 +27,16 @@ dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, stru
 		rkey = roce_reth_rkey(reth);
 		va = roce_reth_va(reth);
 		len = roce_reth_dmalen(reth);
-		access = (pkt->flags & ROCE_OPF_READ) ? CFG_ACC_REMOTE_READ : CFG_ACC_REMOTE_WRITE;
+		/*
+		 * C9-88: a zero-length RDMA WRITE or READ names no memory; its
+		 * R_Key and VA are not checked, and it goes through untranslated.
+		 */
+		if (len == 0 && (pkt->flags & (ROCE_OPF_WRITE | ROCE_OPF_READ)) &&
+		    !(pkt->flags & ROCE_OPF_ATOMIC_WRITE))
+			return DP_DROP_NONE;
+		/* As rxe checks them: ATOMIC WRITE is a write; FLUSH needs its own right. */
+		access = (pkt->flags & ROCE_OPF_READ) ? CFG_ACC_REMOTE_READ :
+			 (pkt->flags & ROCE_OPF_FLUSH) ? CFG_ACC_FLUSH : CFG_ACC_REMOTE_WRITE;
 	} else if (pkt->exts & ROCE_EXT_ATMETH) {
 		const struct roce_atmeth *a = roce_pkt_ext(pkt, p->data, ROCE_EXT_ATMETH);
 
@@ -45,14 +54,27 @@ dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, stru
 		return r == OVL_MR_UNKNOWN ? DP_DROP_MR_UNKNOWN :
 		       r == OVL_MR_BOUNDS ? DP_DROP_MR_OUT_OF_BOUNDS : DP_DROP_MR_ACCESS_DENIED;
 	}
-	p->mr = 1;
+	p->xl |= DP_XL_MR;
 	p->mr_rkey = new_rkey;
 	p->mr_va = new_va;
 	return DP_DROP_NONE;
 }
 
-void
-dp_mr_apply(struct dp_pkt *p, struct roce_icrc_delta *d)
+enum dp_drop
+dp_inv_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p)
+{
+	const struct roce_ieth *ieth = roce_pkt_ext(&p->pkt, p->data, ROCE_EXT_IETH);
+	uint32_t idx = ovl_lookup_mr(o, tenant, owner_vip, ip_addr_len(&p->pkt), roce_ieth_rkey(ieth));
+
+	if (idx == OVL_NONE)
+		return o->tenants[tenant].mr_enforce ? DP_DROP_MR_UNKNOWN : DP_DROP_NONE;
+	p->xl |= DP_XL_INV;
+	p->inv_rkey = o->mrs[idx].target_rkey;
+	return DP_DROP_NONE;
+}
+
+static void
+mr_apply(struct dp_pkt *p, struct roce_icrc_delta *d)
 {
 	uint8_t *hdr = mr_header(&p->pkt, p->data), old[12];
 	struct roce_reth *h = (struct roce_reth *)hdr;
@@ -63,3 +85,13 @@ dp_mr_apply(struct dp_pkt *p, struct roce_icrc_delta *d)
 	h->rkey = htonl(p->mr_rkey);
 	roce_icrc_delta_add(d, (uint32_t)(hdr - p->data), old, hdr, 12);
 }
+
+void
+dp_xl_apply(struct dp_pkt *p, struct roce_icrc_delta *d)
+{
+	if (p->xl & DP_XL_MR)
+		mr_apply(p, d);
+	if (p->xl & DP_XL_INV)
+		roce_pkt_set_ieth_rkey(&p->pkt, p->data, p->inv_rkey, d);
+}
+

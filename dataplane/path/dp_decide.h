@@ -57,6 +57,10 @@ transport_ok(uint8_t opcode, uint8_t qp_type)
 	}
 }
 
+/* What stage 3 found to translate at the owner's host (dp_pkt.xl). */
+#define DP_XL_MR 1u   /* a RETH or AtomicETH: mr_rkey, mr_va */
+#define DP_XL_INV 2u  /* an IETH: inv_rkey */
+
 /*
  * The owner's side of memory, in two steps.  dp_mr_check() (stage 3) finds
  * the window an advertised RETH or AtomicETH of @p names among @tenant's
@@ -67,6 +71,16 @@ transport_ok(uint8_t opcode, uint8_t qp_type)
  * translation and adds its change to the ICRC difference @d.
  */
 enum dp_drop dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p);
-void dp_mr_apply(struct dp_pkt *p, struct roce_icrc_delta *d);
+
+/*
+ * A SEND with Invalidate names an R_Key of the receiver, the owner: as
+ * advertised, so it is translated like a RETH's (the same tenant, the same
+ * owner; under mr_check "enforce" a key the owner never registered is
+ * mr_unknown).  Checked on every packet that carries an IETH.
+ */
+enum dp_drop dp_inv_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p);
+
+/* Stage 4: write what the checks noted (p->xl) and add the changes to the ICRC difference @d. */
+void dp_xl_apply(struct dp_pkt *p, struct roce_icrc_delta *d);
 
 #endif /* DP_DECIDE_H */

@@ -41,10 +41,11 @@ struct dp_pkt {
 	uint16_t out;             /* output port index, or DP_PORT_NONE: consumed */
 	uint8_t drop;             /* enum dp_drop: DP_DROP_NONE while the frame lives */
 	uint8_t done;             /* s3 finished it (UD, a CNP consumed): s4 skips it */
-	uint8_t mr;               /* s3 found a RETH or AtomicETH to translate in s4 */
+	uint8_t xl;               /* s3 found keys to translate in s4: DP_XL_* (dp_decide.h) */
 	uint8_t mark;             /* s2: an rte_flow MARK named the connection */
 	uint32_t mr_rkey;         /* ... to this R_Key */
 	uint64_t mr_va;           /* ... and this address */
+	uint32_t inv_rkey;        /* an IETH's R_Key, translated */
 	struct dp_shape_note note; /* s4: what the shaper needs, if shaped */
 };
 

@@ -32,7 +32,7 @@ parse_one(const struct ovl *o, struct dp_pkt *p)
 	p->v = OVL_NONE;
 	p->sig = 0;
 	p->done = 0;
-	p->mr = 0;
+	p->xl = 0;
 	p->mark = 0;
 	p->note.shaped = false;
 	if (unlikely(m->nb_segs != 1)) {

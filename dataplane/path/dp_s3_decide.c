@@ -32,6 +32,9 @@ msg_decide(const struct ovl *o, const struct ovl_conn *c, struct dp_dir_state *s
 	} else if (p->pkt.flags & ROCE_OPF_REQ) {
 		verdict = msg_continue(s, &p->pkt);
 	}
+	/* The IETH of a SEND with Invalidate rides on its Last or Only packet. */
+	if (unlikely(p->pkt.flags & ROCE_OPF_INV) && owner && verdict == DP_DROP_NONE)
+		verdict = dp_inv_check(o, c->tenant, owner_vip, p);
 	return verdict;
 }
 

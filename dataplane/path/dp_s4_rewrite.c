@@ -63,8 +63,8 @@ rename_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_transl
 
 	roce_icrc_delta_init(&d);
 	rewrite_apply(p->data, &p->pkt, rw, &d);
-	if (unlikely(p->mr)) {
-		dp_mr_apply(p, &d);
+	if (unlikely(p->xl)) {
+		dp_xl_apply(p, &d);
 		(*mr_translated)++;
 	}
 	frame_finish(p->data, &p->pkt, &d);
