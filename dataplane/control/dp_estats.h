@@ -157,6 +157,25 @@ dp_estats_ingress_frame(uint32_t state, const uint8_t *data, const struct roce_p
 	}
 }
 
+/*
+ * Prefetch what the per-packet calls will touch for a frame of connection
+ * state @state: the two lines of this direction's half and line 0 of the
+ * other's (stage 2, beside the connection state's prefetch).
+ */
+static inline void
+dp_estats_prefetch(uint32_t state, bool uplink)
+{
+	const struct estats_conn *c = dp_estats_conn(state);
+
+	if (c) {
+		const char *own = uplink ? (const char *)&c->ingress : (const char *)&c->egress;
+
+		__builtin_prefetch(own, 1);
+		__builtin_prefetch(own + 64, 1);
+		__builtin_prefetch(uplink ? (const void *)&c->egress : (const void *)&c->ingress, 0);
+	}
+}
+
 /* The notification point sent a CNP for this connection (the uplink's lcore, in cnp_send()). */
 static inline void
 dp_estats_cnp_sent(uint32_t state)
