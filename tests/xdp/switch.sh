@@ -78,6 +78,13 @@ xdp_on() { ip -n xdpS link show dev "$1" | grep -q "prog/xdp"; }
 promisc_on() { ip -n xdpS link show dev "$1" | grep -q PROMISC; }
 
 # --- start on a shared interface -------------------------------------------
+$S "$SW" -l 0 --no-pci --no-huge -m 512 --file-prefix xdpsw --log-level lib.eal:warning \
+	--vdev net_af_xdp0,iface=xdpv0 --vdev net_af_xdp1,iface=xdpv2 -- \
+	--config "$TMP/sw.json" --mbuf-size 9216 >/dev/null 2>"$TMP/mbuf.err"
+check "switch: an explicit --mbuf-size 9216 is refused with the largest size that fits" \
+	grep -q -- "--mbuf-size 9216: a net_af_xdp port's mbufs must fit a page" "$TMP/mbuf.err"
+check "switch: ... and leaves no program behind" test "$(insp holder)" = none
+rm -rf /var/run/dpdk/xdpsw
 check "switch: starts on net_af_xdp with the default --mbuf-size (it picks one that fits a page)" \
 	sw_start xdpsw
 check "switch: /roce/xdp shows our program on both ports, through a link, native mode" \
