@@ -44,6 +44,7 @@ dp_estats_init(const struct estats_params *p)
 	if (hz == 0 || estats_profile_build(&dp_estats.prof, p) != 0)
 		return -EINVAL;
 	dp_estats.ns_mul = (uint64_t)(((unsigned __int128)1000000000u << 32) / hz);
+	dp_estats.started = true;
 	dp_estats.enabled = true;
 	return 0;
 }
@@ -53,7 +54,7 @@ dp_estats_sync(const struct ovl *o)
 {
 	int rc = 0;
 
-	if (!dp_estats.enabled)
+	if (!dp_estats.started)
 		return 0;
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		uint32_t id = o->conns[i].state, ch = id >> DP_ESTATS_CHUNK_SHIFT;
@@ -83,7 +84,7 @@ dp_estats_sync(const struct ovl *o)
 void
 dp_estats_retire(uint32_t id, uint32_t tenant_slot)
 {
-	struct estats_conn *c = dp_estats_conn(id);
+	struct estats_conn *c = dp_estats_state(id);
 	struct estats_conn_stats *s;
 
 	if (!c || tenant_slot >= DP_MAX_TENANTS)
@@ -118,6 +119,7 @@ void
 dp_estats_free(void)
 {
 	dp_estats.enabled = false;
+	dp_estats.started = false;
 	for (uint32_t i = 0; i < DP_ESTATS_CHUNKS; i++) {
 		free(dp_estats.chunks[i]);
 		free(dp_estats.cold_chunks[i]);
@@ -143,7 +145,7 @@ dp_estats_tenant_read(const struct ovl *o, uint32_t t, struct estats_conn_stats 
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		const struct estats_conn *c;
 
-		if (o->conns[i].tenant != t || !(c = dp_estats_conn(o->conns[i].state)))
+		if (o->conns[i].tenant != t || !(c = dp_estats_state(o->conns[i].state)))
 			continue;
 		estats_conn_read(c, one);
 		estats_conn_stats_merge(out, one);
@@ -252,15 +254,15 @@ estats_locked(const struct ovl *o, const char *params, struct rte_tel_data *d)
 		return -EINVAL;
 	start = nf == 2 ? (uint32_t)strtoul(f[1], NULL, 10) : 0;
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "enabled", dp_estats.enabled);
-	if (!dp_estats.enabled)
+	rte_tel_data_add_dict_u64(d, "enabled", __atomic_load_n(&dp_estats.enabled, __ATOMIC_RELAXED));
+	if (!dp_estats.started)
 		return 0;
 	s = malloc(sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		const struct ovl_conn *c = &o->conns[i];
-		const struct estats_conn *ec = dp_estats_conn(c->state);
+		const struct estats_conn *ec = dp_estats_state(c->state);
 		struct rte_tel_data *cd;
 		char key[16];
 
@@ -342,7 +344,7 @@ hist_locked(const struct ovl *o, const char *params, struct rte_tel_data *d)
 	for (t = 0; t < o->n_tenants; t++)
 		if (!strcmp(o->tenants[t].name, f[0]))
 			break;
-	if (t == o->n_tenants || !dp_estats.enabled)
+	if (t == o->n_tenants || !dp_estats.started)
 		return -ENOENT;
 	if (nf == 3) {
 		struct cfg_ip want;
@@ -355,7 +357,7 @@ hist_locked(const struct ovl *o, const char *params, struct rte_tel_data *d)
 			if (o->conns[i].tenant != t || o->qps[o->conns[i].l].vqpn != vqpn)
 				continue;
 			vip_text(o, o->conns[i].l, ip, sizeof(ip));
-			if (!strcmp(ip, f[1]) && dp_estats_conn(o->conns[i].state))
+			if (!strcmp(ip, f[1]) && dp_estats_state(o->conns[i].state))
 				found = i;
 		}
 		if (found == OVL_NONE)
@@ -365,7 +367,7 @@ hist_locked(const struct ovl *o, const char *params, struct rte_tel_data *d)
 	if (!s)
 		return -ENOMEM;
 	if (found != OVL_NONE)
-		estats_conn_read(dp_estats_conn(o->conns[found].state), s);
+		estats_conn_read(dp_estats_state(o->conns[found].state), s);
 	else
 		dp_estats_tenant_read(o, t, s);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -407,6 +409,23 @@ tel_estats_hist(const char *cmd, const char *params, struct rte_tel_data *d)
 	return rc;
 }
 
+/* /roce/estats/enable,0|1: pause or resume recording; answers the state. */
+static int
+tel_estats_enable(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	RTE_SET_USED(cmd);
+	if (!dp_estats.started)
+		return -ENOTSUP;
+	if (params && *params) {
+		if (strcmp(params, "0") && strcmp(params, "1"))
+			return -EINVAL;
+		__atomic_store_n(&dp_estats.enabled, params[0] == '1', __ATOMIC_RELAXED);
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "enabled", __atomic_load_n(&dp_estats.enabled, __ATOMIC_RELAXED));
+	return 0;
+}
+
 int
 dp_estats_telemetry_init(void)
 {
@@ -416,5 +435,7 @@ dp_estats_telemetry_init(void)
 		"RDMA Estats per connection: percentiles and events. Params: [TENANT[,START]]");
 	rc |= rte_telemetry_register_cmd("/roce/estats/hist", tel_estats_hist,
 		"Latency buckets of a tenant or one of its connections. Params: TENANT[,VIP,VQPN]");
+	rc |= rte_telemetry_register_cmd("/roce/estats/enable", tel_estats_enable,
+		"Pause (0) or resume (1) Estats recording, for benchmarks. Params: [0|1]");
 	return rc ? -EINVAL : 0;
 }

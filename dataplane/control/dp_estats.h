@@ -33,7 +33,8 @@
 #define DP_ESTATS_CHUNKS ((DP_STATE_CHUNKS << DP_STATE_CHUNK_SHIFT) >> DP_ESTATS_CHUNK_SHIFT)
 
 struct dp_estats {
-	bool enabled;                 /* --estats: the path records */
+	bool enabled;                 /* the path records (--estats; /roce/estats/enable may pause it) */
+	bool started;                 /* dp_estats_init() has run */
 	struct estats_profile prof;
 	uint64_t ns_mul;              /* TSC to ns: (tsc * ns_mul) >> 32 */
 	struct estats_conn *chunks[DP_ESTATS_CHUNKS];          /* per-frame state, dense */
@@ -44,16 +45,25 @@ struct dp_estats {
 
 extern struct dp_estats dp_estats;
 
-/* The state of connection state id @id, or NULL (Estats off, or no chunk yet). */
+/* The state of connection state id @id, paused or not, or NULL (no chunk): for readers. */
 static inline struct estats_conn *
-dp_estats_conn(uint32_t id)
+dp_estats_state(uint32_t id)
 {
 	struct estats_conn *ch;
 
-	if (!dp_estats.enabled || (id >> DP_ESTATS_CHUNK_SHIFT) >= DP_ESTATS_CHUNKS)
+	if ((id >> DP_ESTATS_CHUNK_SHIFT) >= DP_ESTATS_CHUNKS)
 		return NULL;
 	ch = __atomic_load_n(&dp_estats.chunks[id >> DP_ESTATS_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
 	return ch ? &ch[id & ((1u << DP_ESTATS_CHUNK_SHIFT) - 1u)] : NULL;
+}
+
+/* The state the path records into, or NULL (Estats off or paused, or no chunk yet). */
+static inline struct estats_conn *
+dp_estats_conn(uint32_t id)
+{
+	if (!__atomic_load_n(&dp_estats.enabled, __ATOMIC_RELAXED))
+		return NULL;
+	return dp_estats_state(id);
 }
 
 /* Nanoseconds of TSC value @tsc (the clock estats/ is given). */
@@ -218,7 +228,13 @@ void dp_estats_free(void);
  */
 void dp_estats_tenant_read(const struct ovl *o, uint32_t t, struct estats_conn_stats *out);
 
-/* The /roce/estats and /roce/estats/hist telemetry commands; 0 or a negative errno. */
+/*
+ * The /roce/estats, /roce/estats/hist and /roce/estats/enable telemetry
+ * commands; 0 or a negative errno.  /roce/estats/enable,0|1 pauses and
+ * resumes recording (with --estats only), for benchmarks that compare
+ * Estats on and off within one run; a sample in flight across a pause may
+ * come out long, and a probe left unanswered during it times out.
+ */
 int dp_estats_telemetry_init(void);
 
 #endif /* DP_ESTATS_H */

@@ -281,7 +281,7 @@ estats_conns_put(struct out *o, const struct ovl *ov, struct estats_conn_stats *
 		for (uint32_t i = 0; i < ov->n_conns; i++) {
 			const struct ovl_conn *c = &ov->conns[i];
 			const struct ovl_endpoint *e = &ov->endpoints[ov->qps[c->l].endpoint];
-			const struct estats_conn *ec = dp_estats_conn(c->state);
+			const struct estats_conn *ec = dp_estats_state(c->state);
 			struct cfg_ip cip = { .ver = e->vip.ver };
 
 			if (!ec)
@@ -319,8 +319,8 @@ dp_metrics_render(bool per_conn, char **out, size_t *len)
 	pthread_mutex_lock(&dp.ctl_lock);
 	ov = dp.ovl;
 	switch_put(&o, &s);
-	family(&o, "roce_estats_enabled", "gauge", "1 when RDMA Estats are measured (--estats)");
-	put(&o, "roce_estats_enabled %d\n", dp_estats.enabled ? 1 : 0);
+	family(&o, "roce_estats_enabled", "gauge", "1 while RDMA Estats are recorded (--estats, not paused)");
+	put(&o, "roce_estats_enabled %d\n", __atomic_load_n(&dp_estats.enabled, __ATOMIC_RELAXED) ? 1 : 0);
 	family(&o, "roce_estats_memory_bytes", "gauge", "memory held by per-connection Estats state");
 	put(&o, "roce_estats_memory_bytes %" PRIu64 "\n", dp_estats.bytes);
 	if (ov && ov->n_tenants) {
@@ -331,7 +331,7 @@ dp_metrics_render(bool per_conn, char **out, size_t *len)
 			dp_tenant_stats_sum(ov->tenants[t].slot, &ts[t]);
 		if (ts)
 			tenants_put(&o, ov, ts);
-		if (dp_estats.enabled) {
+		if (dp_estats.started) {
 			es = malloc(sizeof(*es) * ov->n_tenants);
 			if (!es)
 				o.oom = true;

@@ -14,6 +14,7 @@ NAK of kind i % 7 per 128 rounds; hairpin connections are not measured.
 import os
 import re
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from roce_telemetry import telemetry  # noqa: E402
@@ -121,6 +122,18 @@ check(len(net["le_ns"]) == 1 and 20000 <= net["le_ns"][0] <= 20000 * 1.0625,
       "hist: one bucket, its bound within 6.25 %% above 20 us (%s)" % net["le_ns"])
 ht = telemetry(prefix, "/roce/estats/hist,blue")
 check(ht["network_rtt"]["count"] >= net["count"], "hist: the tenant has at least its connection's samples")
+
+# Pausing for a benchmark: no sample while paused, samples again once resumed.
+check(telemetry(prefix, "/roce/estats/enable,0")["enabled"] == 0, "enable,0 pauses")
+time.sleep(0.05)
+a = telemetry(prefix, "/roce/estats/hist,blue")["network_rtt"]["count"]
+time.sleep(0.3)
+b = telemetry(prefix, "/roce/estats/hist,blue")["network_rtt"]["count"]
+check(a == b, "paused: no new samples (%d, %d)" % (a, b))
+check(telemetry(prefix, "/roce/estats/enable,1")["enabled"] == 1, "enable,1 resumes")
+time.sleep(0.3)
+c = telemetry(prefix, "/roce/estats/hist,blue")["network_rtt"]["count"]
+check(c > b, "resumed: samples again (%d, %d)" % (b, c))
 
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)
