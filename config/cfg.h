@@ -92,6 +92,7 @@ struct cfg_tenant {
 	uint32_t n_qps;         /* QPs of this tenant in the file */
 	struct dcqcn_params dcqcn; /* effective parameters of this tenant (always filled) */
 	bool dcqcn_override;    /* the tenant had its own "dcqcn" object */
+	bool privileged_qkey;   /* may send UD Q_Keys with bit 31 set (controlled Q_Keys) */
 };
 
 /* A tenant's virtual IP and the host that runs it (the vGID to GID map). */

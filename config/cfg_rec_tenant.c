@@ -36,6 +36,8 @@ static const struct cfg_field tenant_fields[] = {
 	/* Walked by load_tenant_dcqcn(). */
 	[CFG_T_DCQCN] = { .key = "dcqcn", .kind = CFG_F_OBJECT,
 			  CFG_HAS(struct cfg_tenant, dcqcn_override) },
+	[CFG_T_QKEY] = CFG_FIELD(struct cfg_tenant, "privileged_qkey", CFG_F_BOOL, CFG_OPTIONAL,
+				 privileged_qkey),
 };
 
 /* A tenant's "dcqcn": a profile to start from instead of the top-level parameters. */

@@ -68,7 +68,8 @@
 	X(SHAPING_NOBUFS, "shaping_nobufs") \
 	X(SHAPING_DETACHED, "shaping_detached") \
 	X(CONN_REMOVED, "conn_removed") \
-	X(SHUTDOWN, "shutdown")
+	X(SHUTDOWN, "shutdown") \
+	X(PRIVILEGED_QKEY, "privileged_qkey")
 
 enum dp_drop {
 	DP_DROP_NONE = 0,

@@ -157,6 +157,7 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		t->max_qps = c->tenants[i].max_qps;
 		t->rate = c->tenants[i].rate;
 		t->mr_enforce = c->tenants[i].mr_check == CFG_MR_CHECK_ENFORCE;
+		t->privileged_qkey = c->tenants[i].privileged_qkey;
 		t->slot = OVL_NONE;
 	}
 	for (uint32_t i = 0; i < c->n_ports; i++) {

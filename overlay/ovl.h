@@ -99,6 +99,7 @@ struct ovl_tenant {
 	const struct cfg_acl *acl; /* its "acls" entry, or NULL: allow everything */
 	uint32_t acl_index;       /* index of that entry, or OVL_NONE */
 	bool ud_acl;              /* a UD frame can be denied: check each one */
+	bool privileged_qkey;     /* may send controlled Q_Keys (bit 31 set) */
 };
 
 struct ovl_endpoint {

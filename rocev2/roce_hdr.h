@@ -185,6 +185,7 @@ roce_bth_set_ackreq(struct roce_bth *b, unsigned a)
 }
 
 /* Extension header accessors. */
+static inline uint32_t roce_deth_qkey(const struct roce_deth *d) { return ntohl(d->qkey); }
 static inline uint32_t roce_deth_srcqp(const struct roce_deth *d) { return roce_be24_get(d->srcqp); }
 static inline void roce_deth_set_srcqp(struct roce_deth *d, uint32_t q) { d->srcqp = roce_be24_set(d->srcqp, q); }
 static inline uint32_t roce_xrceth_srq(const struct roce_xrceth *x) { return roce_be24_get(x->xrcsrq); }

@@ -58,6 +58,9 @@ dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct 
 		return DP_DROP_SPOOFED_SOURCE;
 	if (!re->reachable)
 		return DP_DROP_NO_CONNECTION;
+	/* A controlled Q_Key (bit 31) is the privileged QPs' (IBTA 10.2.4): not a tenant's to send. */
+	if (unlikely((roce_deth_qkey(deth) & 0x80000000u) && !o->tenants[r->tenant].privileged_qkey))
+		return DP_DROP_PRIVILEGED_QKEY;
 	if (unlikely(!dp_acl_ud_allowed(&o->tenants[r->tenant], &le->vip, &re->vip)))
 		return DP_DROP_ACL_DENIED;
 	roce_icrc_delta_init(&d);

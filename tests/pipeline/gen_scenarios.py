@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from pipeline_wire import (  # noqa: E402
-    ROOT, BTH, AETH, CNPPadding, DETH, RETH, AtomicETH, AtomicAckETH, ImmDt, IETH,
+    ROOT, BTH, AETH, CNPPadding, DETH, FETH, RETH, AtomicETH, AtomicAckETH, ImmDt, IETH,
     Ether, Dot1Q, Dot1AD, IP, UDP, IPv6, Raw, icrc_zlib, icrc_found,
     fields_of, write_pcap)
 from scapy.layers.inet import IPOption  # noqa: E402
@@ -46,19 +46,27 @@ SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_LAST_IMM, SEND_ONLY, SEND_ONLY_IMM = 0,
 WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST, WRITE_LAST_IMM, WRITE_ONLY, WRITE_ONLY_IMM = 6, 7, 8, 9, 10, 11
 READ_REQ, RR_FIRST, RR_MIDDLE, RR_LAST, RR_ONLY = 0x0c, 0x0d, 0x0e, 0x0f, 0x10
 ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
-SEND_ONLY_INV = 0x17
+SEND_LAST_INV, SEND_ONLY_INV = 0x16, 0x17
+FLUSH, ATOMIC_WRITE = 0x1c, 0x1d  # IBTA 1.5, RC only
 UC_SEND_ONLY, UC_WRITE_ONLY = 0x24, 0x2a
 UD_SEND_ONLY, UD_SEND_ONLY_IMM = 0x64, 0x65
 CNP = 0x81
 
 # The message-opening requests (First or Only) of RC and UC, by low 5 bits.
-OPENING = {0x00, 0x04, 0x05, 0x06, 0x0a, 0x0b, 0x0c, 0x13, 0x14, 0x17}
+OPENING = {0x00, 0x04, 0x05, 0x06, 0x0a, 0x0b, 0x0c, 0x13, 0x14, 0x17, 0x1c, 0x1d}
+# The operation class of an opening request, for ACLs (README "ACLs and
+# revocation"); a FLUSH is policed as a write, an ATOMIC WRITE is a write.
+OP_CLASS = {0x00: "send", 0x04: "send", 0x05: "send", 0x17: "send",
+            0x06: "write", 0x0a: "write", 0x0b: "write", 0x1d: "write", 0x1c: "write",
+            0x0c: "read", 0x13: "atomic", 0x14: "atomic"}
+# C9-88: a zero-length RDMA WRITE or READ is not checked and not translated.
+ZERO_LEN_EXEMPT = {0x06, 0x0a, 0x0b, 0x0c}
 
 SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host", "gsi",
                 "type_mismatch", "mr_unknown", "mr_out_of_bounds", "mr_access_denied",
                 "message_denied", "acl_denied", "revoked", "nonlinear", "tx_failed",
                 "shaping_watchdog", "shaping_overflow", "shaping_nobufs", "shaping_detached",
-                "conn_removed", "shutdown"]
+                "conn_removed", "shutdown", "privileged_qkey"]
 
 
 def parse_error_names():
@@ -89,19 +97,23 @@ def num(v):
 # ---------------------------------------------------------------------------
 # Frames.
 
-EXT_CLASSES = {"DETH": DETH, "RETH": RETH, "AtomicETH": AtomicETH, "AETH": AETH,
+EXT_CLASSES = {"DETH": DETH, "FETH": FETH, "RETH": RETH, "AtomicETH": AtomicETH, "AETH": AETH,
                "AtomicAckETH": AtomicAckETH, "ImmDt": ImmDt, "IETH": IETH,
                "CNPPadding": CNPPadding}
 
 
 class F:
-    """A well-formed RoCEv2 frame, described by its fields."""
+    """
+    A well-formed RoCEv2 frame, described by its fields.  @l2pad: Ethernet
+    padding after the ICRC (outside the IP length, so outside every length,
+    checksum and the ICRC), as a NIC adds to a frame under 60 bytes.
+    """
 
     DEFAULTS = dict(eth_dst=None, eth_src=None, vlans=(), src=None, dst=None,
                     tos=0x68, ttl=64, ip_id=0, ip_flags="DF", ip_options=None,
                     fl=0, sport=0xc000, udp_csum=False, opcode=SEND_ONLY, se=0, m=1, pad=0,
                     pkey=0xffff, fecn=0, becn=0, dqpn=0, ackreq=0, psn=0, exts=(),
-                    payload=b"")
+                    payload=b"", l2pad=b"")
 
     def __init__(self, **kw):
         for k, v in self.DEFAULTS.items():
@@ -155,6 +167,8 @@ class F:
         p = self.scapy()
         fr = bytes(p)
         src = p.command()
+        if self.l2pad:
+            src = "raw(%s) + %r  # Ethernet padding" % (src, bytes(self.l2pad))
         if self.ver == 6:
             assert icrc_found(fr) == 0
             fr = fr[:-4] + struct.pack("<I", icrc_zlib(fr))
@@ -162,11 +176,24 @@ class F:
         else:
             assert icrc_zlib(fr) == icrc_found(fr), "scapy and zlib ICRCs differ: " + src
             src += "  # ICRC: scapy"
+        if self.l2pad:
+            fr += bytes(self.l2pad)
+            # The ICRC ignores the padding: the helpers take the frame's extent
+            # from the IP length.
+            assert icrc_zlib(fr) == icrc_found(fr)
         return fr, src
 
 
 # ---------------------------------------------------------------------------
 # The model: DESIGN.md "Packet paths" over one configuration file.
+
+class Drop(Exception):
+    """The model drops the frame, for reason .reason."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
 
 class Model:
     def __init__(self, rel):
@@ -193,6 +220,7 @@ class Model:
         self.mrs = {(m["tenant"], ip_norm(m["vip"]), num(m["rkey"])): m for m in c.get("mrs", [])}
         self.neigh = {ip_norm(n["ip"]): n["mac"] for n in c.get("neighbors", [])}
         self.tenants = {t["name"]: t for t in c["tenants"]}
+        self.acls = {a["tenant"]: a for a in c.get("acls", [])}
 
     def port_tenant(self, port):
         return self.ports[port].get("tenant")
@@ -216,24 +244,86 @@ class Model:
         return self.host_mac(ep["host"]), self.uplink["mac"], self.uplink["name"]
 
     def translate(self, tenant, owner_vip, f):
-        """Translate a RETH or AtomicETH of an opening request; True if done."""
-        if (f.opcode & 0x1f) not in OPENING or (f.opcode & 0xe0) not in (0x00, 0x20):
-            return False
+        """
+        At the memory's owner: translate the RETH or AtomicETH of an opening
+        request and the IETH of a SEND with Invalidate in @f, in place.
+        True if anything was translated.  A check that fails raises Drop
+        under mr_check "enforce"; otherwise the frame goes untranslated.
+        """
+        enforce = self.tenants[tenant].get("mr_check", "off") == "enforce"
+        low, rcuc = f.opcode & 0x1f, (f.opcode & 0xe0) in (0x00, 0x20)
+        done = False
         for name in ("RETH", "AtomicETH"):
             h = f.ext(name)
-            if h is None:
+            if h is None or not rcuc or low not in OPENING:
                 continue
-            mr = self.mrs[(tenant, ip_norm(owner_vip), h["rkey"])]
-            addr, length = num(mr["addr"]), num(mr["length"])
-            n = h["dmalen"] if name == "RETH" else 8
-            need = {"RETH": "remote_read" if f.opcode & 0x1f == READ_REQ else "remote_write",
-                    "AtomicETH": "remote_atomic"}[name]
-            assert addr <= h["va"] and h["va"] + n <= addr + length, "scenario: out of bounds"
-            assert need in mr["access"], "scenario: access"
-            h["va"] = num(mr["target_addr"]) + (h["va"] - addr)
+            if name == "RETH":
+                n = h["dmalen"]
+                if n == 0 and low in ZERO_LEN_EXEMPT:
+                    break  # C9-88: names no memory
+                need = {READ_REQ: "remote_read", FLUSH: "flush"}.get(low, "remote_write")
+            else:
+                n, need = 8, "remote_atomic"
+            mr = self.mrs.get((tenant, ip_norm(owner_vip), h["rkey"]))
+            reason = None
+            if mr is None:
+                reason = "mr_unknown"
+            elif not (num(mr["addr"]) <= h["va"] and h["va"] + n <= num(mr["addr"]) + num(mr["length"])):
+                reason = "mr_out_of_bounds"
+            elif need not in mr["access"]:
+                reason = "mr_access_denied"
+            if reason:
+                if enforce:
+                    raise Drop(reason)
+                break
+            h["va"] = num(mr["target_addr"]) + (h["va"] - num(mr["addr"]))
             h["rkey"] = num(mr["target_rkey"])
-            return True
-        return False
+            done = True
+            break
+        h = f.ext("IETH")
+        if h is not None:
+            # The R_Key to invalidate: looked up among the owner's MRs, no
+            # bounds or access to check.
+            mr = self.mrs.get((tenant, ip_norm(owner_vip), h["rkey"]))
+            if mr is None:
+                if enforce:
+                    raise Drop("mr_unknown")
+            else:
+                h["rkey"] = num(mr["target_rkey"])
+                done = True
+        return done
+
+    def acl_check(self, tenant, qtype, requester, responder, f):
+        """Raise Drop("acl_denied") for an opening request the tenant's ACL denies."""
+        low = f.opcode & 0x1f
+        if (f.opcode & 0xe0) not in (0x00, 0x20) or low not in OPENING:
+            return
+        acl = self.acls.get(tenant)
+        if acl is None:
+            return
+        op = OP_CLASS[low]
+        verdict = acl.get("default", "allow")
+        for r in acl.get("rules", []):
+            if "src" in r and ipaddress.ip_address(requester) not in ipaddress.ip_network(r["src"]):
+                continue
+            if "dst" in r and ipaddress.ip_address(responder) not in ipaddress.ip_network(r["dst"]):
+                continue
+            if "types" in r and qtype not in r["types"]:
+                continue
+            if "ops" in r and op not in r["ops"]:
+                continue
+            verdict = r["action"]
+            break
+        if verdict == "deny":
+            raise Drop("acl_denied")
+
+    def verdict(self, in_port, f):
+        """The drop reason the model gives @f, or None if it forwards."""
+        try:
+            self.forward(in_port, f)
+        except Drop as e:
+            return e.reason
+        return None
 
     def forward(self, in_port, f):
         """
@@ -252,6 +342,8 @@ class Model:
                 lq = self.peer(r)
             le, re_ = self.ep(t, lq["vip"]), self.ep(t, r["vip"])
             assert le["port"] == in_port and le["mac"] == f.eth_src and ip_norm(f.src) == lq["vip"]
+            if not ud:
+                self.acl_check(t, lq["type"], lq["vip"], r["vip"], f)
             o.eth_dst, o.eth_src, out = self.to_endpoint(re_)
             if self.local(re_):
                 kind = "hairpin"
@@ -273,6 +365,7 @@ class Model:
         else:
             r = self.peer(lq)
             assert r["host"] == ip_norm(f.src)
+            self.acl_check(t, lq["type"], r["vip"], lq["vip"], f)
         le = self.ep(t, lq["vip"])
         o.eth_dst, o.eth_src, out = self.to_endpoint(le)
         o.src, o.dst, o.dqpn = r["vip"], lq["vip"], lq["vqpn"]
@@ -342,14 +435,22 @@ class Scenario:
         self.ports[out]["tx_packets"] += 1
         self.ports[out]["tx_bytes"] += len(ofr)
         # egress: sent by the tenant and forwarded; ingress: delivered to
-        # the tenant.  A hairpin is both.
+        # the tenant.  A hairpin is both.  Port bytes count Ethernet padding,
+        # tenant bytes do not (the frame up to its ICRC).
         ts = self.tenants[tenant]
+        n = len(fr) - len(f.l2pad)
         if kind in ("ingress", "hairpin"):
             ts["ingress_packets"] += 1
-            ts["ingress_bytes"] += len(fr)
+            ts["ingress_bytes"] += n
         if kind in ("egress", "hairpin"):
             ts["egress_packets"] += 1
-            ts["egress_bytes"] += len(fr)
+            ts["egress_bytes"] += n
+
+    def mdrop(self, port, f, reason, note):
+        """drop(), with the model's agreement that @f is dropped for @reason."""
+        got = self.m.verdict(port, f)
+        assert got == reason, "%s: the model says %s, the scenario %s" % (note, got, reason)
+        self.drop(port, f, reason, note)
 
     def drop(self, port, f, reason, note):
         """@f (an F, or (bytes, source)) enters @port and must be dropped for @reason."""
@@ -1009,10 +1110,11 @@ def ipv6_scenarios():
 def ud_scenarios():
     m = Model("examples/pipeline-ud.json")
 
-    def ud_out(S, tenant, port, vip, mac, srcqp, dvip, dqpn, op=UD_SEND_ONLY, n=64, extra=(), **kw):
+    def ud_out(S, tenant, port, vip, mac, srcqp, dvip, dqpn, op=UD_SEND_ONLY, n=64, extra=(), qkey=0x11112222,
+               **kw):
         psn = S.psn()
         a = dict(eth_src=mac, eth_dst=m.ports[port]["mac"], src=vip, dst=dvip, opcode=op,
-                 dqpn=dqpn, psn=psn, exts=[deth(0x11112222, srcqp)] + list(extra),
+                 dqpn=dqpn, psn=psn, exts=[deth(qkey, srcqp)] + list(extra),
                  payload=payload(tenant, n, psn))
         a.update(vary(psn))
         a.update(kw)
@@ -1059,7 +1161,7 @@ def ud_scenarios():
 
     S = Scenario("ud_drops", m, "UD drops: unknown sender (spoofed_source), a QP sending from "
                  "another port or MAC, another tenant's sender on the fabric, unknown QP, "
-                 "and RC/UD type mismatches")
+                 "RC/UD type mismatches, and a controlled Q_Key")
     S.drop("vm-blue-1", ud_out(S, *B1, 99, "192.168.1.20", 42), "spoofed_source",
            "DETH srcqp 99: no such UD QP of .10")
     S.drop("vm-blue-1", ud_out(S, "blue", "vm-blue-1", "192.168.1.11", "02:00:00:00:aa:11", 41,
@@ -1086,6 +1188,10 @@ def ud_scenarios():
     S.drop("fabric0", ud_in(S, "blue", "10.0.0.3", 7001, 4097), "type_mismatch",
            "UD SEND to RC 4097")
     S.drop("fabric0", ud_in(S, "blue", "10.0.0.2", 6001, 5009), "no_connection", "pqpn 5009")
+    S.drop("vm-blue-1", ud_out(S, *B1, 40, "192.168.1.20", 42, qkey=0x80010000), "privileged_qkey",
+           "a controlled Q_Key (bit 31) from a tenant without privileged_qkey")
+    S.send("vm-blue-1", ud_out(S, *B1, 40, "192.168.1.20", 42, qkey=0x7fff0000),
+           "Q_Key with bit 31 clear: forwarded")
     S.send("vm-blue-1", ud_out(S, *B1, 40, "192.168.1.20", 42), "control")
     S.send("fabric0", ud_in(S, "blue", "10.0.0.2", 6001, 5001), "control")
     out.append(S)
@@ -1099,12 +1205,268 @@ def ud_scenarios():
     return out
 
 
+def ieth(rkey):
+    return ("IETH", {"rkey": rkey})
+
+
+def feth(sel=0, plt=1):
+    """FLUSH ETH: selectivity level 0 (the RETH's range), placement type 1 (global visibility)."""
+    return ("FETH", {"sel": sel, "plt": plt})
+
+
+# examples/pipeline-ibta15.json: blue .10's three windows and their keys.
+W1, K1 = 0x7f0000000000, 0x1000   # 1 MiB: remote_read, remote_write, flush
+W2, K2 = 0x7f1000000000, 0x2000   # 64 KiB: remote_read, remote_write (no flush)
+W3, K3 = 0x7f2000000000, 0x3000   # 64 KiB: remote_read, flush (no remote_write)
+K_REMOTE = 0x5000                 # advertised by the remote .20 (host 10.0.0.2)
+
+
+def ibta15_scenarios():
+    m = Model("examples/pipeline-ibta15.json")
+    blue = Side(m, "blue", "192.168.1.10", 17)    # .10/17 <-> .20/33, remote
+    acl = Side(m, "blue", "192.168.1.10", 22)     # .10/22 <-> .30/44: .30 may not write, .10 not read
+    b11 = Side(m, "blue", "192.168.1.11", 18)     # hairpin .11/18 -> .10/19: owner .10
+    b10h = Side(m, "blue", "192.168.1.10", 19)    # hairpin .10/19 -> .11/18: owner .11
+    red = Side(m, "red", "192.168.1.10", 17)      # mr_check off
+    q = lambda vid, prio=0: (0x8100, vid, prio)  # noqa: E731
+    out = []
+
+    # -- C9-88
+    S = Scenario("zero_length_rdma", m, "C9-88: a zero-length RDMA WRITE or READ is neither "
+                 "checked nor translated, even under mr_check enforce; the same frames with a "
+                 "length are checked (dropped, or translated with a valid key)")
+    S.send("fabric0", blue.inc(S, WRITE_ONLY, [reth(0, 0x9999, 0)]),
+           "zero-length WRITE Only, unknown rkey, va 0: forwarded untranslated")
+    S.mdrop("fabric0", blue.inc(S, WRITE_ONLY, [reth(0, 0x9999, 16)], n=16), "mr_unknown",
+            "the same WRITE with 16 bytes")
+    S.send("fabric0", blue.inc(S, READ_REQ, [reth(0xdead0000, 0x9999, 0)]),
+           "zero-length READ, unknown rkey: forwarded untranslated")
+    S.mdrop("fabric0", blue.inc(S, READ_REQ, [reth(0xdead0000, 0x9999, 1)]), "mr_unknown",
+            "the same READ of 1 byte")
+    S.send("fabric0", blue.inc(S, WRITE_ONLY_IMM, [reth(W1 + 0x200000, K1, 0), imm(0x11)]),
+           "zero-length WRITE Only with Immediate, valid rkey, va past the window: "
+           "forwarded untranslated")
+    S.mdrop("fabric0", blue.inc(S, WRITE_ONLY_IMM, [reth(W1 + 0x200000, K1, 4), imm(0x12)], n=4),
+            "mr_out_of_bounds", "the same with 4 bytes")
+    S.send("fabric0", blue.inc(S, READ_REQ, [reth(W1 + 0x100, K1, 0)]),
+           "zero-length READ inside the window: not translated either")
+    S.send("fabric0", blue.inc(S, READ_REQ, [reth(W1 + 0x100, K1, 64)]),
+           "control: the same READ of 64 bytes, translated")
+    S.send("fabric0", blue.inc(S, WRITE_ONLY, [reth(W3 + 0x10, K3, 0)]),
+           "zero-length WRITE into a window without remote_write: forwarded untranslated")
+    S.mdrop("fabric0", blue.inc(S, WRITE_ONLY, [reth(W3 + 0x10, K3, 8)], n=8), "mr_access_denied",
+            "the same WRITE with 8 bytes")
+    S.send("fabric0", blue.inc(S, WRITE_ONLY, [reth(W1 + 0x10, K1, 8)], n=8),
+           "control: 8-byte WRITE into a writable window, translated")
+    S.send("vm-blue-1", b11.out(S, WRITE_ONLY, [reth(0, 0x5555, 0)]),
+           "hairpin zero-length WRITE, unknown rkey: forwarded untranslated (ICRC unchanged)")
+    S.mdrop("vm-blue-1", b11.out(S, WRITE_ONLY, [reth(0, 0x5555, 16)], n=16), "mr_unknown",
+            "the same hairpin WRITE with 16 bytes")
+    S.send("vm-blue-1", b11.out(S, READ_REQ, [reth(W1, K1, 0)]),
+           "hairpin zero-length READ, valid key: untranslated")
+    S.send("vm-blue-1", b10h.out(S, RR_ONLY, [aeth(0x1f, 1)]), "its zero-length READ response")
+    S.send("vm-blue-1", blue.out(S, READ_REQ, [reth(0, 0x4444, 0)]),
+           "zero-length READ toward the fabric: untouched, as every RETH toward the fabric")
+    S.send("fabric0", blue.inc(S, RR_ONLY, [aeth(0x1f, 2)]), "its zero-length READ response")
+    S.send("fabric0", red.inc(S, WRITE_ONLY, [reth(0, 0x9999, 0)]),
+           "red (mr_check off): zero-length WRITE, unknown rkey: untranslated")
+    S.mdrop("fabric0", blue.inc(S, FLUSH, [feth(), reth(W1 + 0x200000, 0x9999, 0)]), "mr_unknown",
+            "a zero-length FLUSH is checked (C9-88 covers RDMA WRITE and READ only, as in rxe)")
+    S.send("fabric0", blue.inc(S, FLUSH, [feth(), reth(W1 + 0x40, K1, 0)]),
+           "a zero-length FLUSH in the window: checked and translated")
+    out.append(S)
+
+    # -- IETH
+    S = Scenario("send_invalidate", m, "SEND Last/Only with Invalidate: the IETH R_Key is "
+                 "translated at the owner (from the fabric: the local endpoint; hairpin: the "
+                 "local destination), mr_unknown under enforce for a key the owner never "
+                 "advertised, untranslated under mr_check off and toward the fabric")
+    S.send("fabric0", blue.inc(S, SEND_ONLY_INV, [ieth(K1)], n=32),
+           "SEND Only with Invalidate 0x1000: becomes 0x00a01000")
+    S.send("fabric0", blue.inc(S, SEND_ONLY_INV, [ieth(K2)]),
+           "zero-length SEND Only with Invalidate 0x2000: becomes 0x00a02000")
+    S.send("fabric0", blue.inc(S, SEND_FIRST, n=256), "SEND First")
+    S.send("fabric0", blue.inc(S, SEND_LAST_INV, [ieth(K3)], n=64),
+           "SEND Last with Invalidate 0x3000 (a window without remote_write; no access is "
+           "checked): becomes 0x00a03000")
+    S.mdrop("fabric0", blue.inc(S, SEND_ONLY_INV, [ieth(0x9999)], n=32), "mr_unknown",
+            "SEND Only with Invalidate 0x9999: never advertised")
+    S.mdrop("fabric0", blue.inc(S, SEND_ONLY_INV, [ieth(0x00a01000)], n=32), "mr_unknown",
+            "the target key 0x00a01000, not an advertised one")
+    S.mdrop("fabric0", blue.inc(S, SEND_ONLY_INV, [ieth(K_REMOTE)], n=32), "mr_unknown",
+            "0x5000: the remote .20's key, not the owner .10's")
+    S.send("fabric0", blue.inc(S, SEND_FIRST, n=256), "SEND First")
+    S.mdrop("fabric0", blue.inc(S, SEND_LAST_INV, [ieth(0x7777)], n=16), "mr_unknown",
+            "its SEND Last with Invalidate 0x7777")
+    S.send("fabric0", blue.inc(S, SEND_ONLY, n=32), "the next message forwards")
+    S.send("fabric0", red.inc(S, SEND_ONLY_INV, [ieth(K1)], n=32),
+           "red (mr_check off) 0x1000: red's own target 0x00c01000")
+    S.send("fabric0", red.inc(S, SEND_ONLY_INV, [ieth(0x9999)], n=32),
+           "red 0x9999 (mr_check off): forwarded untranslated, not counted")
+    S.send("vm-blue-1", blue.out(S, SEND_ONLY_INV, [ieth(K_REMOTE)], n=32),
+           "toward the fabric, .20's own key 0x5000: untranslated (the remote host does it)")
+    S.send("vm-blue-1", blue.out(S, SEND_ONLY_INV, [ieth(0x9999)], n=32),
+           "toward the fabric, 0x9999: untranslated, not dropped")
+    S.send("vm-blue-1", blue.out(S, SEND_FIRST, n=256), "SEND First")
+    S.send("vm-blue-1", blue.out(S, SEND_LAST_INV, [ieth(K_REMOTE)], n=48),
+           "SEND Last with Invalidate toward the fabric: untranslated")
+    S.send("vm-blue-1", b11.out(S, SEND_ONLY_INV, [ieth(K1)], n=32),
+           "hairpin .11 -> .10, 0x1000: .10's target 0x00a01000")
+    S.send("vm-blue-1", b10h.out(S, SEND_ONLY_INV, [ieth(K1)], n=32),
+           "hairpin .10 -> .11, 0x1000: .11's target 0x00b01000")
+    S.mdrop("vm-blue-1", b10h.out(S, SEND_ONLY_INV, [ieth(K2)], n=32), "mr_unknown",
+            "hairpin .10 -> .11, 0x2000: .10's key, but the owner is .11")
+    S.mdrop("vm-blue-1", b11.out(S, SEND_ONLY_INV, [ieth(0x7777)], n=32), "mr_unknown",
+            "hairpin .11 -> .10, 0x7777")
+    S.send("fabric0", blue.inc(S, SEND_ONLY_INV, [ieth(K1)], n=32, vlans=[q(200, 3)]),
+           "802.1Q SEND Only with Invalidate: translated")
+    S.send("fabric0", blue.inc(S, SEND_ONLY_INV, [ieth(K1)], n=32, udp_csum=True,
+                               ip_options=b"\x94\x04\x00\x00"),
+           "SEND Only with Invalidate with IPv4 options and a UDP checksum: translated")
+    out.append(S)
+
+    # -- FLUSH and ATOMIC WRITE
+    S = Scenario("flush_atomic_write", m, "IBTA 1.5 FLUSH (FETH, RETH) and ATOMIC WRITE (RETH, "
+                 "8 bytes): forwarded; at the owner the RETH is translated with bounds checks; "
+                 "FLUSH needs the access flush, ATOMIC WRITE remote_write; the ACL polices "
+                 "FLUSH as a write")
+    S.send("fabric0", blue.inc(S, FLUSH, [feth(), reth(W1 + 0x1000, K1, 4096)]),
+           "FLUSH into the window with flush: translated")
+    S.mdrop("fabric0", blue.inc(S, FLUSH, [feth(), reth(W2 + 0x100, K2, 64)]), "mr_access_denied",
+            "FLUSH into 0x2000 (read, write, no flush)")
+    S.send("fabric0", blue.inc(S, WRITE_ONLY, [reth(W2 + 0x100, K2, 64)], n=64),
+           "control: WRITE into 0x2000, translated")
+    S.send("fabric0", blue.inc(S, FLUSH, [feth(0, 2), reth(W3 + 0x100, K3, 64)]),
+           "FLUSH (persistence) into 0x3000 (flush, no remote_write): translated")
+    S.mdrop("fabric0", blue.inc(S, FLUSH, [feth(), reth(W1 + 0x100000 - 63, K1, 64)]),
+            "mr_out_of_bounds", "FLUSH one byte past the window's end")
+    S.send("fabric0", blue.inc(S, FLUSH, [feth(), reth(W1 + 0x100000 - 64, K1, 64)]),
+           "FLUSH to the window's end: translated")
+    S.mdrop("fabric0", blue.inc(S, FLUSH, [feth(), reth(W1, 0x9999, 64)]), "mr_unknown",
+            "FLUSH, rkey 0x9999")
+    S.send("vm-blue-1", blue.out(S, RR_ONLY, [aeth(0x1f, 3)]),
+           "a FLUSH's answer, a zero-length READ response Only")
+    S.send("fabric0", blue.inc(S, ATOMIC_WRITE, [reth(W1 + 0x2000, K1, 8)], n=8),
+           "ATOMIC WRITE into the writable window: translated")
+    S.mdrop("fabric0", blue.inc(S, ATOMIC_WRITE, [reth(W3 + 0x2000, K3, 8)], n=8),
+            "mr_access_denied", "ATOMIC WRITE into 0x3000 (no remote_write)")
+    S.send("fabric0", blue.inc(S, READ_REQ, [reth(W3 + 0x2000, K3, 8)]),
+           "control: READ from 0x3000, translated")
+    S.send("fabric0", blue.inc(S, ATOMIC_WRITE, [reth(W2 + 0x10000 - 8, K2, 8)], n=8),
+           "ATOMIC WRITE on the last 8 bytes of 0x2000: translated")
+    S.mdrop("fabric0", blue.inc(S, ATOMIC_WRITE, [reth(W2 + 0x10000 - 7, K2, 8)], n=8),
+            "mr_out_of_bounds", "ATOMIC WRITE one byte past the end")
+    S.mdrop("fabric0", blue.inc(S, ATOMIC_WRITE, [reth(W1, 0x9999, 8)], n=8), "mr_unknown",
+            "ATOMIC WRITE, rkey 0x9999")
+    S.send("vm-blue-1", blue.out(S, ACK, [aeth(0x1f, 4)]), "an ATOMIC WRITE's ACK")
+    S.send("vm-blue-1", blue.out(S, FLUSH, [feth(1, 1), reth(0x7f5000000000, K_REMOTE, 0x1000)]),
+           "FLUSH toward the fabric: RETH untouched")
+    S.send("vm-blue-1", blue.out(S, ATOMIC_WRITE, [reth(0x7f5000000040, K_REMOTE, 8)], n=8),
+           "ATOMIC WRITE toward the fabric: RETH untouched")
+    S.send("fabric0", blue.inc(S, RR_ONLY, [aeth(0x1f, 5)]), "the FLUSH's READ response")
+    S.send("fabric0", blue.inc(S, ACK, [aeth(0x1f, 6)]), "the ATOMIC WRITE's ACK")
+    # The ACL: .30 may not write to .10, .10 may not read from .30.
+    S.mdrop("fabric0", acl.inc(S, FLUSH, [feth(), reth(W1 + 0x100, K1, 64)]), "acl_denied",
+            ".30 -> .10 FLUSH: a write, denied (key, bounds and access would pass)")
+    S.mdrop("fabric0", acl.inc(S, ATOMIC_WRITE, [reth(W1 + 0x100, K1, 8)], n=8), "acl_denied",
+            ".30 -> .10 ATOMIC WRITE: denied")
+    S.mdrop("fabric0", acl.inc(S, WRITE_ONLY, [reth(W1 + 0x100, K1, 8)], n=8), "acl_denied",
+            ".30 -> .10 WRITE: denied")
+    S.send("fabric0", acl.inc(S, READ_REQ, [reth(W1 + 0x100, K1, 64)]),
+           "control: .30 -> .10 READ, allowed and translated")
+    S.send("fabric0", acl.inc(S, SEND_ONLY, n=32), "control: .30 -> .10 SEND, allowed")
+    S.send("vm-blue-1", acl.out(S, FLUSH, [feth(), reth(0x7f6000000000, 0x6000, 64)]),
+           ".10 -> .30 FLUSH: allowed (reads are denied that way, and a FLUSH is no read)")
+    S.send("vm-blue-1", acl.out(S, ATOMIC_WRITE, [reth(0x7f6000000000, 0x6000, 8)], n=8),
+           ".10 -> .30 ATOMIC WRITE: allowed")
+    S.mdrop("vm-blue-1", acl.out(S, READ_REQ, [reth(0x7f6000000000, 0x6000, 64)]), "acl_denied",
+            "control: .10 -> .30 READ, denied")
+    # Hairpin: the owner is the local destination.
+    S.send("vm-blue-1", b11.out(S, FLUSH, [feth(), reth(W1 + 0x40, K1, 64)]),
+           "hairpin .11 -> .10 FLUSH: translated with .10's window")
+    S.mdrop("vm-blue-1", b11.out(S, FLUSH, [feth(), reth(W2 + 0x40, K2, 64)]), "mr_access_denied",
+            "hairpin .11 -> .10 FLUSH into 0x2000 (no flush)")
+    S.mdrop("vm-blue-1", b11.out(S, ATOMIC_WRITE, [reth(W3 + 0x40, K3, 8)], n=8),
+            "mr_access_denied", "hairpin .11 -> .10 ATOMIC WRITE into 0x3000 (no remote_write)")
+    S.send("vm-blue-1", b10h.out(S, ATOMIC_WRITE, [reth(W1 + 0x100, K1, 8)], n=8),
+           "hairpin .10 -> .11 ATOMIC WRITE, 0x1000: .11's window (0x00b01000)")
+    # mr_check off: refused checks forward untranslated.
+    S.send("fabric0", red.inc(S, FLUSH, [feth(), reth(W1 + 0x100, K1, 64)]),
+           "red (mr_check off) FLUSH into a window without flush: untranslated")
+    S.send("fabric0", red.inc(S, ATOMIC_WRITE, [reth(W1 + 0x100, K1, 8)], n=8),
+           "red ATOMIC WRITE into a window without remote_write: untranslated")
+    S.send("fabric0", red.inc(S, READ_REQ, [reth(W1 + 0x100, K1, 64)]),
+           "control: red READ, translated")
+    S.send("fabric0", blue.inc(S, ATOMIC_WRITE, [reth(W1 + 0x3000, K1, 8)], n=8,
+                               vlans=[(0x88a8, 7, 0), q(8, 2)]), "QinQ ATOMIC WRITE: translated")
+    out.append(S)
+
+    # -- Ethernet padding
+    S = Scenario("padding", m, "frames longer than their IP length (Ethernet padding: zeros, "
+                 "junk, a kept FCS) forward with the padding as is, outside the ICRC; port bytes "
+                 "count it, tenant bytes do not")
+    z2, j2, fcs = b"\x00\x00", b"\xa5\x5a", b"\x12\x34\x56\x78"
+    S.send("vm-blue-1", blue.out(S, SEND_ONLY, l2pad=z2),
+           "zero-length SEND Only, 58 bytes padded to 60 with zeros")
+    S.send("fabric0", blue.inc(S, SEND_ONLY, l2pad=z2), "zero-length SEND Only, 60 bytes")
+    S.send("fabric0", blue.inc(S, SEND_ONLY, l2pad=j2), "padded with junk bytes: kept as is")
+    S.send("vm-blue-1", blue.out(S, SEND_ONLY, l2pad=z2, udp_csum=True),
+           "padded, with a non-zero UDP checksum (over the datagram only)")
+    S.send("vm-blue-1", blue.out(S, SEND_FIRST, n=256), "SEND First")
+    S.send("vm-blue-1", blue.out(S, SEND_LAST, l2pad=z2), "zero-length SEND Last, padded")
+    S.send("fabric0", blue.inc(S, SEND_ONLY, l2pad=z2 + z2, vlans=[q(200, 3)]),
+           "802.1Q zero-length SEND Only (62 bytes) padded to 64")
+    S.send("vm-blue-1", blue.out(S, ACK, [aeth(0x1f, 7)], l2pad=fcs), "ACK with 4 bytes of FCS kept")
+    S.send("fabric0", blue.inc(S, ACK, [aeth(0x1f, 8)], l2pad=bytes(range(1, 11))),
+           "ACK with 10 bytes of padding")
+    S.send("fabric0", blue.inc(S, WRITE_ONLY, [reth(W1 + 0x100, K1, 4)], n=4, l2pad=fcs),
+           "WRITE Only with a kept FCS: translated, the ICRC updated without the padding")
+    S.send("fabric0", blue.inc(S, SEND_ONLY_INV, [ieth(K1)], l2pad=j2),
+           "zero-length SEND Only with Invalidate, padded: IETH translated")
+    S.send("fabric0", blue.inc(S, READ_REQ, [reth(0, 0x9999, 0)], l2pad=fcs),
+           "zero-length READ with a kept FCS: untranslated")
+    S.send("vm-blue-1", b11.out(S, SEND_ONLY, l2pad=j2),
+           "hairpin zero-length SEND Only, padded: MACs only, ICRC unchanged")
+    S.send("vm-red-1", red.out(S, SEND_ONLY, l2pad=z2), "red zero-length SEND Only, padded")
+    S.send("fabric0", red.inc(S, SEND_ONLY, l2pad=z2), "to red, padded")
+    S.drop("vm-blue-1", blue.out(S, SEND_ONLY, l2pad=z2, eth_src="02:00:00:00:aa:99"),
+           "spoofed_source", "padded, from a wrong MAC: dropped (the port counts its 60 bytes)")
+    out.append(S)
+    return out
+
+
+def ipv6_ibta15_scenarios():
+    m = Model("examples/pipeline-ipv6.json")
+    g = Side(m, "green", "fd00:1::10", 17)
+    VA, KEY = 0x7f0000100000, 0x2001  # remote_read, remote_write, remote_atomic (no flush)
+    S = Scenario("ipv6_ibta15", m, "IPv6: SEND with Invalidate translated, ATOMIC WRITE "
+                 "translated, FLUSH without the access flush denied, a zero-length WRITE "
+                 "untranslated, a padded frame forwarded with its padding")
+    S.send("fabric0", g.inc(S, SEND_ONLY_INV, [ieth(KEY)], n=32),
+           "SEND Only with Invalidate 0x2001: becomes 0x00c0ffee")
+    S.mdrop("fabric0", g.inc(S, SEND_ONLY_INV, [ieth(0x2002)], n=32), "mr_unknown",
+            "SEND Only with Invalidate 0x2002")
+    S.send("vm-green-1", g.out(S, SEND_ONLY_INV, [ieth(0x4444)], n=32),
+           "toward the fabric: untranslated")
+    S.send("fabric0", g.inc(S, ATOMIC_WRITE, [reth(VA + 0x10, KEY, 8)], n=8),
+           "ATOMIC WRITE: translated")
+    S.mdrop("fabric0", g.inc(S, FLUSH, [feth(), reth(VA, KEY, 64)]), "mr_access_denied",
+            "FLUSH into a window without flush")
+    S.send("fabric0", g.inc(S, WRITE_ONLY, [reth(0, 0x7777, 0)]),
+           "zero-length WRITE, unknown rkey: untranslated")
+    S.send("fabric0", g.inc(S, SEND_ONLY, l2pad=b"\x12\x34\x56\x78"),
+           "zero-length SEND Only with a kept FCS")
+    S.send("vm-green-1", g.out(S, ACK, [aeth(0x1f, 1)], l2pad=b"\x00\x00"), "ACK, 2 bytes of padding")
+    return [S]
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     for fn in os.listdir(DATA):
         if fn.endswith((".pcap", ".json")):
             os.unlink(os.path.join(DATA, fn))
-    scenarios = two_tenant_scenarios() + ipv6_scenarios() + ud_scenarios()
+    scenarios = (two_tenant_scenarios() + ipv6_scenarios() + ud_scenarios() + ibta15_scenarios()
+                 + ipv6_ibta15_scenarios())
     names = [s.name for s in scenarios]
     assert len(set(names)) == len(names)
     tot = [0, 0, 0]
