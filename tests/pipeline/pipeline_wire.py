@@ -19,8 +19,8 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
 
 from roce_layers import (  # noqa: E402,F401
-    BTH, AETH, CNPPadding, DETH, XRCETH, RETH, AtomicETH, AtomicAckETH, ImmDt,
-    IETH, icrc_zlib, icrc_found, icrc_scapy)
+    BTH, AETH, CNPPadding, DETH, XRCETH, FETH, RETH, AtomicETH, AtomicAckETH, ImmDt,
+    IETH, extent, icrc_zlib, icrc_found, icrc_scapy)
 from scapy.layers.l2 import Ether, Dot1Q, Dot1AD  # noqa: E402
 from scapy.layers.inet import IP, UDP  # noqa: E402
 from scapy.layers.inet6 import IPv6  # noqa: E402
@@ -140,6 +140,8 @@ def fields_of(frame):
         f.update({"deth.qkey": _hex(p[DETH].qkey, 8), "deth.srcqp": p[DETH].srcqp})
     if XRCETH in p:
         f.update({"xrceth.xrcsrq": p[XRCETH].xrcsrq})
+    if FETH in p:
+        f.update({"feth.sel": p[FETH].sel, "feth.plt": p[FETH].plt})
     if RETH in p:
         f.update({"reth.va": _hex(p[RETH].va, 16), "reth.rkey": _hex(p[RETH].rkey, 8),
                   "reth.dmalen": p[RETH].dmalen})
@@ -160,7 +162,14 @@ def fields_of(frame):
     while last.payload and not isinstance(last.payload, (Raw, Padding, CNPPadding)):
         last = last.payload
     body = bytes(last.payload) if last.payload else b""
-    # scapy keeps the ICRC (BTH's trailing FCSField) out of the payload.
+    # scapy keeps the ICRC (BTH's trailing FCSField) out of the payload, but
+    # not the Ethernet padding after it (bytes past the IP length): that is
+    # reported apart, and only when there is some.
+    l2pad = len(frame) - extent(frame)
+    if l2pad:
+        body = body[:len(body) - l2pad]
+        f["l2pad"] = l2pad
+        f["l2pad.hex"] = frame[len(frame) - l2pad:].hex()
     f["payload.len"] = len(body)
     f["payload.sha1"] = hashlib.sha1(body).hexdigest()[:16]
     f["icrc"] = _hex(icrc_found(frame), 8)
