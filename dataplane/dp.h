@@ -258,6 +258,7 @@ struct dp_lcore {
 	volatile uint64_t last_rx_tsc;
 	struct dp_stage_prof prof;        /* --stage-cycles; read by telemetry, torn totals tolerated */
 	uint64_t now;                     /* TSC at the start of this loop iteration */
+	uint64_t rx_tsc;                  /* with --estats: TSC right after this burst's rx */
 	struct rte_ring *nak_ring;        /* NAKs to send, from the control plane (dp_acl.h) */
 	volatile uint64_t naks_done;      /* NAK requests taken off nak_ring */
 	struct dp_rate_lcore rate;

@@ -29,6 +29,8 @@
 
 #include "dp.h"
 #include "dp_acl.h"
+#include "dp_estats.h"
+#include "dp_metrics.h"
 #include "dp_offload.h"
 #include "dp_rate.h"
 
@@ -38,6 +40,9 @@ static struct {
 	uint64_t exit_idle_ms;
 	uint32_t mbuf_size;
 	struct dp_rate_opts rate;
+	bool estats;             /* --estats */
+	const char *metrics;     /* --metrics ADDR:PORT */
+	bool metrics_conns;      /* --metrics-connections */
 } opts = { .mbuf_size = 9216, .rate = { .max_conns = 65536, .queue_mbufs = 2048 } };
 
 #define RX_DESC 1024
@@ -58,6 +63,7 @@ usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [EAL options] -- --config FILE [--exit-when-idle MS] [--stats-json FILE]\n"
 		"          [--mbuf-size BYTES] [--max-connections N] [--queue-mbufs N] [--stage-cycles N]\n"
+		"          [--estats] [--metrics ADDR:PORT [--metrics-connections]]\n"
 		"  --config FILE        the JSON configuration (schema version 1)\n"
 		"  --exit-when-idle MS  exit once every port has been idle for MS ms after traffic\n"
 		"  --stats-json FILE    also write the exit summary to FILE\n"
@@ -65,7 +71,11 @@ usage(const char *prog)
 		"  --max-connections N  connections the shapers can hold, over all reloads (default 65536)\n"
 		"  --queue-mbufs N      frames each lcore's shapers can hold, per stage (default 2048)\n"
 		"  --stage-cycles N     profile one rx burst in N: TSC cycles per frame of each stage of\n"
-		"                       the path in /roce/stages and the exit summary (default 0: off)\n",
+		"                       the path in /roce/stages and the exit summary (default 0: off)\n"
+		"  --estats             RDMA Estats: latency histograms and events per RC connection\n"
+		"                       (/roce/estats, docs/estats.md; about 10 KB per connection)\n"
+		"  --metrics ADDR:PORT  serve Prometheus /metrics (ADDR:PORT, [V6ADDR]:PORT or :PORT)\n"
+		"  --metrics-connections  also export per-connection Estats series\n",
 		prog);
 }
 
@@ -80,6 +90,9 @@ parse_args(int argc, char **argv)
 		{ "max-connections", required_argument, NULL, 'C' },
 		{ "queue-mbufs", required_argument, NULL, 'Q' },
 		{ "stage-cycles", required_argument, NULL, 'P' },
+		{ "estats", no_argument, NULL, 'E' },
+		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-connections", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -131,6 +144,15 @@ parse_args(int argc, char **argv)
 			dp.prof_every = (uint32_t)v;
 			break;
 		}
+		case 'E':
+			opts.estats = true;
+			break;
+		case 'M':
+			opts.metrics = optarg;
+			break;
+		case 'N':
+			opts.metrics_conns = true;
+			break;
 		case 'h':
 			usage(argv[0]);
 			exit(0);
@@ -386,6 +408,11 @@ main(int argc, char **argv)
 
 	pthread_mutex_init(&dp.ctl_lock, NULL);
 	dp.conn_cap = opts.rate.max_conns;
+	/* Before the first configuration: its connections get their Estats state. */
+	if (opts.estats && dp_estats_init(NULL) < 0) {
+		fprintf(stderr, "--estats: no TSC frequency\n");
+		goto fail_eal;
+	}
 	if (dp_config_apply(opts.config, &rep) < 0) {
 		cfg_errors_print(&rep.errs, stderr);
 		dp_reload_report_free(&rep);
@@ -425,6 +452,12 @@ main(int argc, char **argv)
 	rte_pdump_init();
 	if (dp_telemetry_init() < 0)
 		fprintf(stderr, "telemetry commands could not be registered\n");
+	if (dp_estats_telemetry_init() < 0)
+		fprintf(stderr, "/roce/estats could not be registered\n");
+	if (opts.metrics && dp_metrics_start(opts.metrics, opts.metrics_conns, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		goto fail_ports;
+	}
 	/* What each port accepts of rte_flow; rules come later, from the control thread. */
 	dp_offload_init();
 	if (dp_offload_telemetry_init() < 0)
@@ -454,6 +487,7 @@ main(int argc, char **argv)
 		rte_eal_mp_wait_lcore();
 	}
 	dp.running = false;
+	dp_metrics_stop();
 	dp_control_stop();
 	/* What the shapers still hold is dropped (counted under "shutdown"). */
 	dp_rate_fini();
@@ -492,6 +526,7 @@ main(int argc, char **argv)
 	rte_free(dp.qsv);
 	dp_acl_fini();
 	dp_state_free_all();
+	dp_estats_free();
 	ovl_free(dp.ovl);
 	cfg_free(dp.cfg);
 	free(dp.config_path);

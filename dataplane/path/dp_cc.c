@@ -7,6 +7,7 @@
 #include <rte_ring.h>
 
 #include "dp_rate_int.h"
+#include "dp_estats.h"
 
 /* ---- DCQCN: reaction point ---- */
 
@@ -58,6 +59,7 @@ cnp_send(struct dp_lcore *lc, const struct ovl *o, const struct ovl_conn *c, con
 		rte_pktmbuf_free(m);
 		return;
 	}
+	dp_estats_cnp_sent(c->state);
 	m->data_len = (uint16_t)len;
 	m->pkt_len = (uint32_t)len;
 	r->cnp[r->n_cnp] = m;

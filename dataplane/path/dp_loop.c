@@ -13,6 +13,7 @@
 
 #include "dp_path.h"
 #include "dp_rate.h"
+#include "dp_estats.h"
 
 /*
  * One rx burst of port @port through every stage.  With @timed (a constant
@@ -33,6 +34,9 @@ burst_run(struct dp_lcore *lc, uint16_t port, struct dp_txq *tq, uint64_t now, c
 	nb = rte_eth_rx_burst(dp.ports[port].port_id, 0, pkts, DP_BURST);
 	if (nb == 0)
 		return;
+	/* Estats times a burst after its rx: a stall before it must not shorten a sample. */
+	if (dp_estats.enabled)
+		lc->rx_tsc = rte_rdtsc();
 	lc->last_rx_tsc = now;
 	dp.traffic_seen = true;
 	b.n = nb;

@@ -7,6 +7,8 @@
  */
 #include <rte_prefetch.h>
 
+#include "dp_estats.h"
+
 #include "dp_path.h"
 #include "dp_rewrite.h"
 
@@ -59,5 +61,6 @@ dp_s2_lookup(struct dp_lcore *lc, struct dp_burst *b)
 			continue;
 		st = dp_conn_state(o->conns[OVL_V_IDX(p->v)].state);
 		rte_prefetch0(b->uplink ? (void *)&st->ingress : (void *)&st->egress);
+		dp_estats_prefetch(o->conns[OVL_V_IDX(p->v)].state, b->uplink);
 	}
 }

@@ -14,6 +14,7 @@
 #include "dp_acl.h"
 #include "dp_decide.h"
 #include "dp_path.h"
+#include "dp_estats.h"
 #include "dp_rewrite.h"
 
 /* The first packet of a request message: its decisions, kept on half @s. */
@@ -118,6 +119,8 @@ decide_ingress(struct dp_lcore *lc, struct dp_burst *b)
 			p->drop = (uint8_t)verdict;
 			continue;
 		}
+		/* Estats: the CE mark and the CNP, before DCQCN clears or consumes them. */
+		dp_estats_ingress_marks(c->state, p->data, &p->pkt);
 		/* DCQCN: CE marks answered with CNPs, CNPs taken by the reaction point. */
 		if (unlikely(lc->rate.cc_any) && dp_cc_ingress(lc, o, ci, p->data, &p->pkt)) {
 			s->pkts++;

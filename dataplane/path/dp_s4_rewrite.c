@@ -10,6 +10,7 @@
  */
 #include "dp_acl.h"
 #include "dp_decide.h"
+#include "dp_estats.h"
 #include "dp_path.h"
 #include "dp_rewrite.h"
 
@@ -92,6 +93,8 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 		/* Answers to L's requests come back on the ingress half, or on R's own connection for a hairpin. */
 		dp_acl_track(&st->egress, likely(!c->hairpin) ? &st->ingress : answers_of_hairpin(o, c, st),
 			     &p->pkt, p->data);
+		if (likely(!c->hairpin))
+			dp_estats_egress_frame(c->state, p->data, &p->pkt, lc->rx_tsc);
 		run_add(&run, &st->egress, len);
 		bytes += len;
 		if (c->hairpin) {
@@ -140,6 +143,7 @@ rewrite_ingress(struct dp_lcore *lc, struct dp_burst *b)
 
 		rename_frame(p, &c->ingress, &mr);
 		dp_acl_track(&st->ingress, &st->egress, &p->pkt, p->data);
+		dp_estats_ingress_frame(c->state, p->data, &p->pkt, lc->rx_tsc);
 		run_add(&run, &st->ingress, len);
 		if (p->tslot != t_slot) {
 			if (t_pkts) {
