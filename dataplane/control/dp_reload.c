@@ -17,6 +17,7 @@
 
 #include "dp.h"
 #include "dp_acl.h"
+#include "dp_estats.h"
 #include "dp_offload.h"
 #include "dp_rate.h"
 
@@ -304,6 +305,9 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 	}
 	if (assign_ids(o, old, kept_conn, kept_tenant, rep) < 0)
 		goto reject;
+	/* Estats state for new connections, before any lcore can see them. */
+	if (dp_estats_sync(o) < 0)
+		fprintf(stderr, "estats: no memory for some connections; they are not measured\n");
 	t2 = now_ms();
 	rep->build_ms = t2 - t1;
 	rep->qps_after = o->n_qps;
@@ -326,12 +330,14 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 		dp_offload_reload(old, o);
 		for (uint32_t i = 0; i < old->n_conns; i++)
 			if (!kept_conn[i]) {
+				dp_estats_retire(old->conns[i].state, old->tenants[old->conns[i].tenant].slot);
 				state_release_when_drained(old->conns[i].state);
 				rep->conns_removed++;
 			}
 		for (uint32_t t = 0; t < old->n_tenants; t++)
 			if (!kept_tenant[t]) {
 				dp.tenant_used[old->tenants[t].slot] = false;
+				dp_estats_tenant_removed(old->tenants[t].slot);
 				rep->tenants_removed++;
 			}
 		ovl_free(old);
