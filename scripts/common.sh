@@ -8,7 +8,9 @@ PY=/usr/bin/python3   # Debian's Python, which has scapy
 # Debian packages the build and the tests need (see docs/PLATFORM notes in README).
 DEPS=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config libjansson-dev libcunit1-dev
       libbpf-dev libxdp-dev python3-scapy tshark tcpreplay libpcap-dev
-      clang-14 libclang-rt-14-dev libfuzzer-14-dev)
+      clang-14 libclang-rt-14-dev libfuzzer-14-dev
+      libmicrohttpd-dev prometheus etcd-server etcd-client libcurl4-openssl-dev
+      iproute2 iputils-ping bsdutils)
 
 log() { printf '== %s\n' "$*" >&2; }
 
