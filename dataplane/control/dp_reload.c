@@ -18,6 +18,7 @@
 #include "dp.h"
 #include "dp_acl.h"
 #include "dp_estats.h"
+#include "dp_delta.h"
 #include "dp_offload.h"
 #include "dp_rate.h"
 
@@ -269,23 +270,19 @@ fail:
 	return -1;
 }
 
+/*
+ * Build @c's overlay, carry the state of what survives over and publish it;
+ * on failure nothing changes.  Takes @c (freed on failure, kept as dp.cfg on
+ * success).  The caller holds ctl_lock and has set rep->load_ms.
+ */
 int
-dp_config_apply(const char *path, struct dp_reload_report *rep)
+dp_config_publish_locked(struct cfg *c, struct dp_reload_report *rep)
 {
-	double t0 = now_ms(), t1, t2;
-	struct cfg *c;
+	double t1 = now_ms(), t2;
 	struct ovl *o = NULL, *old;
 	uint8_t *kept_conn = NULL, *kept_tenant = NULL;
 	char err[512];
 
-	memset(rep, 0, sizeof(*rep));
-	c = cfg_load_file(path, &rep->errs);
-	if (!c)
-		return -1;
-	t1 = now_ms();
-	rep->load_ms = t1 - t0;
-
-	pthread_mutex_lock(&dp.ctl_lock);
 	drained_release();
 	old = dp.ovl;
 	rep->qps_before = old ? old->n_qps : 0;
@@ -294,13 +291,13 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 		goto reject;
 	o = ovl_build(c, err, sizeof(err));
 	if (!o) {
-		report_error(rep, "%s: %s", path, err);
+		report_error(rep, "%s: %s", c->path, err);
 		goto reject;
 	}
 	kept_conn = calloc(old ? old->n_conns + 1 : 1, 1);
 	kept_tenant = calloc(old ? old->n_tenants + 1 : 1, 1);
 	if (!kept_conn || !kept_tenant) {
-		report_error(rep, "%s: out of memory", path);
+		report_error(rep, "%s: out of memory", c->path);
 		goto reject;
 	}
 	if (assign_ids(o, old, kept_conn, kept_tenant, rep) < 0)
@@ -343,25 +340,43 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 		ovl_free(old);
 		cfg_free(old_cfg);
 	}
-	if (!dp.config_path || strcmp(dp.config_path, path)) {
-		free(dp.config_path);
-		dp.config_path = strdup(path);
-	}
 	rep->publish_ms = now_ms() - t2;
 	rep->applied = true;
-	pthread_mutex_unlock(&dp.ctl_lock);
-	dp_acl_offload_flush();
 	free(kept_conn);
 	free(kept_tenant);
 	return 0;
 
 reject:
-	pthread_mutex_unlock(&dp.ctl_lock);
 	ovl_free(o);
 	cfg_free(c);
 	free(kept_conn);
 	free(kept_tenant);
 	return -1;
+}
+
+int
+dp_config_apply(const char *path, struct dp_reload_report *rep)
+{
+	double t0 = now_ms();
+	struct cfg *c;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	c = cfg_load_file(path, &rep->errs);
+	if (!c)
+		return -1;
+	rep->load_ms = now_ms() - t0;
+
+	pthread_mutex_lock(&dp.ctl_lock);
+	rc = dp_config_publish_locked(c, rep);
+	if (rc == 0 && (!dp.config_path || strcmp(dp.config_path, path))) {
+		free(dp.config_path);
+		dp.config_path = strdup(path);
+	}
+	pthread_mutex_unlock(&dp.ctl_lock);
+	if (rc == 0)
+		dp_acl_offload_flush();
+	return rc;
 }
 
 void
@@ -449,18 +464,34 @@ control_main(void *arg)
 	return NULL;
 }
 
+/* The control socket's path (--control), opened by dp_control_start(). */
+static char *ctl_sock_path;
+
+void
+dp_ctl_sock_configure(const char *path)
+{
+	free(ctl_sock_path);
+	ctl_sock_path = path ? strdup(path) : NULL;
+}
+
 int
 dp_control_start(void)
 {
+	char err[512];
 	int rc = rte_ctrl_thread_create(&control_tid, "roce-ctl", NULL, control_main, NULL);
 
 	control_running = rc == 0;
+	if (rc == 0 && ctl_sock_path && dp_ctl_sock_start(ctl_sock_path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
 	return rc;
 }
 
 void
 dp_control_stop(void)
 {
+	dp_ctl_sock_stop();
 	if (!control_running)
 		return;
 	control_stop = true;

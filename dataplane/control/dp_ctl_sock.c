@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control socket (dp_delta.h, docs/control.md): newline-delimited JSON
+ * requests on a Unix stream socket, one JSON line answered per request, in
+ * order.  One control thread of its own polls the listening socket and its
+ * clients; requests run one at a time (each takes dp.ctl_lock), so the
+ * answers of a client come in the order of its requests and a batch is
+ * answered only once it is in force.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rte_lcore.h>
+
+#include "cfg_json.h"
+#include "dp_delta.h"
+
+#define MAX_CLIENTS 32
+#define MAX_LINE (256u << 20) /* a request longer than this is refused and its client closed */
+
+struct client {
+	int fd;
+	char *buf;
+	size_t len, cap;
+};
+
+static struct {
+	int lfd;
+	char *path;
+	pthread_t tid;
+	bool running;
+	volatile bool stop;
+	struct client cl[MAX_CLIENTS];
+} cs = { .lfd = -1 };
+
+/* A growing answer line. */
+struct out {
+	char *s;
+	size_t n, cap;
+};
+
+static void
+out_add(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+out_add(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	for (;;) {
+		va_start(ap, fmt);
+		k = vsnprintf(o->s ? o->s + o->n : NULL, o->s ? o->cap - o->n : 0, fmt, ap);
+		va_end(ap);
+		if (k < 0)
+			return;
+		if (o->s && o->n + (size_t)k < o->cap) {
+			o->n += (size_t)k;
+			return;
+		}
+		size_t cap = (o->cap ? o->cap : 256) * 2 + (size_t)k;
+		char *s = realloc(o->s, cap);
+
+		if (!s)
+			return;
+		o->s = s;
+		o->cap = cap;
+	}
+}
+
+/* @s as a JSON string. */
+static void
+out_str(struct out *o, const char *s)
+{
+	out_add(o, "\"");
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			out_add(o, "\\%c", ch);
+		else if (ch < 0x20)
+			out_add(o, "\\u%04x", ch);
+		else
+			out_add(o, "%c", ch);
+	}
+	out_add(o, "\"");
+}
+
+/* The request's "id", echoed first when it is a number or a string. */
+static void
+out_begin(struct out *o, const struct cfg_jv *root)
+{
+	const struct cfg_jv *id = cfg_j_is_obj(root) ? cfg_j_get(root, "id") : NULL;
+
+	out_add(o, "{");
+	if (cfg_j_is_int(id))
+		out_add(o, "\"id\": %s%" PRIu64 ", ", id->neg ? "-" : "", id->v.u);
+	else if (cfg_j_is_str(id)) {
+		out_add(o, "\"id\": ");
+		out_str(o, id->v.s);
+		out_add(o, ", ");
+	}
+}
+
+static void
+out_errors(struct out *o, const struct cfg_errors *e)
+{
+	out_add(o, "\"result\": \"rejected\", \"errors\": [");
+	for (uint32_t i = 0; i < e->n; i++) {
+		out_add(o, "%s", i ? ", " : "");
+		out_str(o, e->msg[i]);
+	}
+	out_add(o, "]}");
+}
+
+static void
+op_apply(struct out *o, const struct cfg_jv *root)
+{
+	static const char *const kinds[CFG_DK_N] = { "tenants", "endpoints", "qps", "mrs" };
+	struct dp_delta_report rep;
+
+	if (dp_delta_apply_root(root, &rep) < 0) {
+		out_errors(o, &rep.rr.errs);
+		dp_delta_report_free(&rep);
+		return;
+	}
+	out_add(o, "\"result\": \"applied\", \"put\": {");
+	for (int k = 0; k < CFG_DK_N; k++)
+		out_add(o, "%s\"%s\": %u", k ? ", " : "", kinds[k], rep.sum.put[k]);
+	out_add(o, "}, \"deleted\": {");
+	for (int k = 0; k < CFG_DK_N; k++)
+		out_add(o, "%s\"%s\": %u", k ? ", " : "", kinds[k], rep.sum.deleted[k]);
+	out_add(o, "}, \"connections\": {\"added\": %u, \"removed\": %u, \"changed\": %u, \"kept\": %u}, "
+		"\"tenants\": {\"added\": %u, \"removed\": %u}, \"qps\": %u, \"mrs\": %u, "
+		"\"check_us\": %.1f, \"build_us\": %.1f, \"publish_us\": %.1f}",
+		rep.rr.conns_added, rep.rr.conns_removed, rep.rr.conns_changed, rep.rr.conns_kept,
+		rep.rr.tenants_added, rep.rr.tenants_removed, rep.rr.qps_after, rep.rr.mrs_after, rep.check_us,
+		rep.build_us, rep.publish_us);
+	dp_delta_report_free(&rep);
+}
+
+static void
+op_reload(struct out *o, const struct cfg_jv *root)
+{
+	const struct cfg_jv *p = cfg_j_get(root, "path");
+	struct dp_reload_report rep;
+	char path[4096], *ans;
+
+	if (p && !cfg_j_is_str(p)) {
+		out_add(o, "\"result\": \"rejected\", \"errors\": [\"request: path: expected a string\"]}");
+		return;
+	}
+	pthread_mutex_lock(&dp.ctl_lock);
+	snprintf(path, sizeof(path), "%s", p ? p->v.s : dp.config_path ? dp.config_path : "");
+	pthread_mutex_unlock(&dp.ctl_lock);
+	dp_config_apply(path, &rep);
+	ans = malloc(65536);
+	if (ans) {
+		dp_reload_report_json(&rep, ans, 65536);
+		/* Its members after ours. */
+		out_add(o, "\"config\": ");
+		out_str(o, path);
+		out_add(o, ", %s", ans + 1);
+	} else {
+		out_add(o, "\"result\": \"rejected\", \"errors\": [\"out of memory\"]}");
+	}
+	free(ans);
+	dp_reload_report_free(&rep);
+}
+
+static void
+op_status(struct out *o)
+{
+	pthread_mutex_lock(&dp.ctl_lock);
+	out_add(o, "\"result\": \"ok\", \"config\": ");
+	out_str(o, dp.config_path ? dp.config_path : "");
+	out_add(o, ", \"tenants\": %u, \"endpoints\": %u, \"qps\": %u, \"connections\": %u, \"mrs\": %u, "
+		"\"deltas\": {\"applied\": %" PRIu64 ", \"rejected\": %" PRIu64 ", \"changes\": %" PRIu64 "}}",
+		dp.cfg ? dp.cfg->n_tenants : 0, dp.cfg ? dp.cfg->n_endpoints : 0, dp.cfg ? dp.cfg->n_qps : 0,
+		dp.ovl ? dp.ovl->n_conns : 0, dp.ovl ? dp.ovl->n_mrs : 0, dp_delta_totals.applied,
+		dp_delta_totals.rejected, dp_delta_totals.changes);
+	pthread_mutex_unlock(&dp.ctl_lock);
+}
+
+/* Answer the request in @line (modified); the answer ends with a newline. */
+static void
+request(char *line, size_t len, struct out *o)
+{
+	struct cfg_jdoc doc;
+	struct cfg_jerr je;
+	const struct cfg_jv *op;
+
+	if (cfg_json_parse(line, len, &doc, &je) < 0) {
+		char m[256];
+
+		snprintf(m, sizeof(m), "request:%d:%d: syntax error: %s", je.line, je.col, je.text);
+		out_add(o, "{\"result\": \"rejected\", \"errors\": [");
+		out_str(o, m);
+		out_add(o, "]}\n");
+		return;
+	}
+	out_begin(o, doc.root);
+	op = cfg_j_is_obj(doc.root) ? cfg_j_get(doc.root, "op") : NULL;
+	if (!cfg_j_is_obj(doc.root))
+		out_add(o, "\"result\": \"rejected\", \"errors\": [\"request: expected a JSON object\"]}");
+	else if (!op || (cfg_j_is_str(op) && !strcmp(op->v.s, "apply")))
+		op_apply(o, doc.root);
+	else if (cfg_j_is_str(op) && !strcmp(op->v.s, "reload"))
+		op_reload(o, doc.root);
+	else if (cfg_j_is_str(op) && !strcmp(op->v.s, "status"))
+		op_status(o);
+	else
+		out_add(o, "\"result\": \"rejected\", \"errors\": [\"request: op: unknown operation "
+			"(apply, reload, status)\"]}");
+	out_add(o, "\n");
+	cfg_json_free(&doc);
+}
+
+static void
+client_close(struct client *c)
+{
+	close(c->fd);
+	free(c->buf);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+static bool
+send_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t k = send(fd, s, n, MSG_NOSIGNAL);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		s += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* Read what @c sent and answer every complete line; false: close it. */
+static bool
+client_read(struct client *c)
+{
+	struct out o = { 0 };
+	size_t start = 0;
+	ssize_t k;
+
+	if (c->cap - c->len < 65536) {
+		size_t cap = c->cap ? c->cap * 2 : 131072;
+		char *b = cap > MAX_LINE + 65536 ? NULL : realloc(c->buf, cap);
+
+		if (!b) {
+			send_all(c->fd, "{\"result\": \"rejected\", \"errors\": [\"request: longer than the control "
+				 "socket takes\"]}\n", 84);
+			return false;
+		}
+		c->buf = b;
+		c->cap = cap;
+	}
+	k = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+	if (k <= 0)
+		return k < 0 && (errno == EINTR || errno == EAGAIN);
+	c->len += (size_t)k;
+	for (size_t i = c->len - (size_t)k; i < c->len; i++) {
+		if (c->buf[i] != '\n')
+			continue;
+		/* Blank lines are no requests. */
+		if (i > start && strspn(c->buf + start, " \t\r") < i - start) {
+			o.n = 0;
+			request(c->buf + start, i - start, &o);
+			if (o.s && !send_all(c->fd, o.s, o.n)) {
+				free(o.s);
+				return false;
+			}
+		}
+		start = i + 1;
+	}
+	free(o.s);
+	memmove(c->buf, c->buf + start, c->len - start);
+	c->len -= start;
+	return true;
+}
+
+static void *
+sock_main(void *arg)
+{
+	RTE_SET_USED(arg);
+	while (!cs.stop) {
+		struct pollfd pf[MAX_CLIENTS + 1];
+		int n = 0, idx[MAX_CLIENTS + 1];
+
+		pf[n] = (struct pollfd){ .fd = cs.lfd, .events = POLLIN };
+		idx[n++] = -1;
+		for (int i = 0; i < MAX_CLIENTS; i++)
+			if (cs.cl[i].fd >= 0) {
+				pf[n] = (struct pollfd){ .fd = cs.cl[i].fd, .events = POLLIN };
+				idx[n++] = i;
+			}
+		if (poll(pf, (nfds_t)n, 100) <= 0)
+			continue;
+		for (int j = 1; j < n; j++)
+			if ((pf[j].revents & (POLLIN | POLLHUP | POLLERR)) && !client_read(&cs.cl[idx[j]]))
+				client_close(&cs.cl[idx[j]]);
+		if (pf[0].revents & POLLIN) {
+			int fd = accept(cs.lfd, NULL, NULL), i;
+			struct timeval tv = { .tv_sec = 5 };
+
+			if (fd < 0)
+				continue;
+			for (i = 0; i < MAX_CLIENTS && cs.cl[i].fd >= 0; i++)
+				;
+			if (i == MAX_CLIENTS) {
+				send_all(fd, "{\"result\": \"rejected\", \"errors\": [\"too many clients\"]}\n", 55);
+				close(fd);
+				continue;
+			}
+			/* A client that does not read its answers cannot hold the control plane for long. */
+			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+			cs.cl[i].fd = fd;
+		}
+	}
+	return NULL;
+}
+
+int
+dp_ctl_sock_start(const char *path, char *err, size_t err_len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t um;
+	int rc;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, err_len, "--control %s: the path is longer than %zu bytes", path, sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, err_len, "--control %s: exists and is not a socket", path);
+			return -1;
+		}
+		unlink(path);
+	}
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		cs.cl[i].fd = -1;
+	strcpy(sa.sun_path, path);
+	cs.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (cs.lfd < 0) {
+		snprintf(err, err_len, "--control %s: socket: %s", path, strerror(errno));
+		return -1;
+	}
+	/* Created 0600 (no window in which others could connect), owned by whoever started the switch. */
+	um = umask(0177);
+	rc = bind(cs.lfd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(um);
+	if (rc < 0 || chmod(path, 0600) < 0 || listen(cs.lfd, 16) < 0) {
+		snprintf(err, err_len, "--control %s: %s", path, strerror(errno));
+		close(cs.lfd);
+		cs.lfd = -1;
+		return -1;
+	}
+	cs.path = strdup(path);
+	cs.stop = false;
+	rc = rte_ctrl_thread_create(&cs.tid, "roce-ctlsock", NULL, sock_main, NULL);
+	if (rc != 0) {
+		snprintf(err, err_len, "--control %s: thread: %s", path, strerror(rc));
+		dp_ctl_sock_stop();
+		return -1;
+	}
+	cs.running = true;
+	return 0;
+}
+
+void
+dp_ctl_sock_stop(void)
+{
+	if (cs.running) {
+		cs.stop = true;
+		pthread_join(cs.tid, NULL);
+		cs.running = false;
+	}
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (cs.path && cs.cl[i].fd >= 0)
+			client_close(&cs.cl[i]);
+	if (cs.lfd >= 0) {
+		close(cs.lfd);
+		cs.lfd = -1;
+	}
+	if (cs.path) {
+		unlink(cs.path);
+		free(cs.path);
+		cs.path = NULL;
+	}
+}
