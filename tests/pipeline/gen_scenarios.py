@@ -82,7 +82,7 @@ def parse_error_names():
 PARSE_DROPS = parse_error_names()
 # Drops on the fabric side that come after the (host, pqpn) lookup.
 FABRIC_ATTRIBUTED = {"spoofed_source", "type_mismatch", "mr_unknown", "mr_out_of_bounds",
-                     "mr_access_denied", "message_denied"}
+                     "mr_access_denied", "message_denied", "acl_denied", "revoked"}
 ALL_DROPS = PARSE_DROPS + SWITCH_DROPS
 
 
@@ -1414,7 +1414,7 @@ def ibta15_scenarios():
            "padded, with a non-zero UDP checksum (over the datagram only)")
     S.send("vm-blue-1", blue.out(S, SEND_FIRST, n=256), "SEND First")
     S.send("vm-blue-1", blue.out(S, SEND_LAST, l2pad=z2), "zero-length SEND Last, padded")
-    S.send("fabric0", blue.inc(S, SEND_ONLY, l2pad=z2 + z2, vlans=[q(200, 3)]),
+    S.send("fabric0", blue.inc(S, SEND_ONLY, l2pad=z2, vlans=[q(200, 3)]),
            "802.1Q zero-length SEND Only (62 bytes) padded to 64")
     S.send("vm-blue-1", blue.out(S, ACK, [aeth(0x1f, 7)], l2pad=fcs), "ACK with 4 bytes of FCS kept")
     S.send("fabric0", blue.inc(S, ACK, [aeth(0x1f, 8)], l2pad=bytes(range(1, 11))),
