@@ -296,6 +296,12 @@ roce_xdp_prepare(int ifindex, bool *removed, char *err, size_t errlen)
 		    info.prog_id);
 		return -EBUSY;
 	case ROCE_XDP_OURS_NETLINK:
+		if (!info.stale && info.owner_pid == 0) {
+			say(err, errlen, "%s: XDP program %u of ours was attached moments ago and "
+			    "nobody has claimed it yet: another switch is starting there",
+			    ifname_of(ifindex, name), info.prog_id);
+			return -EBUSY;
+		}
 		if (!info.stale) {
 			say(err, errlen, "%s is held by a live process (pid %u, XDP program %u): "
 			    "one switch per interface", ifname_of(ifindex, name),
