@@ -132,6 +132,7 @@ struct dp_stats {
 	uint64_t cnp_forwarded;
 	uint64_t mr_translated;
 	uint64_t naks_sent;   /* revocation NAKs built and handed to a tx queue */
+	uint64_t naks_refused; /* NAKs that answer a refused RC request (path/dp_nak.c) */
 	uint64_t mark_hits;   /* frames whose rte_flow MARK spared the lookups */
 	uint64_t shaped;      /* frames that went through the shaper */
 	uint64_t bp_skips;    /* polls of a tenant port skipped: its queues were full */
@@ -155,6 +156,12 @@ struct dp_dir_state {
 	 * plane, cleared by the pacing lcore once the queue is empty; atomic.
 	 */
 	uint8_t draining;
+	/*
+	 * A refused request of this half was answered with a NAK (dp_nak.c)
+	 * and no request of it was forwarded since: no further NAK.  Written
+	 * by the lcore that writes the half.
+	 */
+	uint8_t nak_sent;
 	/*
 	 * DP_REVOKED_*, the same in both halves (so that a frame reads only
 	 * its own half's line): written by the control plane (atomic stores,

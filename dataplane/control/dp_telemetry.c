@@ -74,6 +74,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "mr_translated", s.mr_translated);
 	rte_tel_data_add_dict_u64(d, "revocations", dp_acl_revocations());
 	rte_tel_data_add_dict_u64(d, "naks_sent", s.naks_sent);
+	rte_tel_data_add_dict_u64(d, "naks_refused", s.naks_refused);
 	rte_tel_data_add_dict_u64(d, "mark_hits", s.mark_hits);
 	rte_tel_data_add_dict_u64(d, "shaped", s.shaped);
 	rte_tel_data_add_dict_u64(d, "backpressure_skips", s.bp_skips);
@@ -572,7 +573,8 @@ dp_summary_write(FILE *f, const char *extra_json)
 		s.fwd_ingress, s.fwd_hairpin);
 	fprintf(f, "\"cnp_forwarded\": %lu, \"mr_translated\": %lu, \"mark_hits\": %lu, ", s.cnp_forwarded,
 		s.mr_translated, s.mark_hits);
-	fprintf(f, "\"revocations\": %lu, \"naks_sent\": %lu, ", dp_acl_revocations(), s.naks_sent);
+	fprintf(f, "\"revocations\": %lu, \"naks_sent\": %lu, \"naks_refused\": %lu, ", dp_acl_revocations(),
+		s.naks_sent, s.naks_refused);
 	fprintf(f, "\"shaped\": %lu, \"backpressure_skips\": %lu, \"cnp_sent\": %lu, \"cnp_consumed\": %lu, "
 		"\"ce_cleared\": %lu, ", s.shaped, s.bp_skips, s.cnp_sent, s.cnp_consumed, s.ce_cleared);
 	fprintf(f, "\"dropped\": %lu, \"drops\": {", drops_total(&s));

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * NAKs of a revocation, built on the lcore that forwards the revoked
- * requests, from the outstanding-request state it writes itself (dp_acl.h).
+ * NAKs built on an lcore: those of a revocation, on the lcore that forwards
+ * the revoked requests, from the outstanding-request state it writes itself
+ * (dp_acl.h); and those that answer an RC request the switch refuses (an
+ * R_Key, bounds, access or ACL reason), so that the requester fails at once
+ * with a remote access error instead of retrying until its retry count runs
+ * out.  UC and UD requests are refused silently, as a responder would.
  */
 #include <stdlib.h>
 
 #include <rte_ring.h>
 
 #include "dp_acl.h"
+#include "dp_path.h"
 
 static inline struct dp_dir_state *
 half_of(uint32_t state, unsigned half)
@@ -53,3 +58,90 @@ dp_acl_nak_poll(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *ports, un
 	return n;
 }
 
+
+/*
+ * A NAK for a refused RC request, as the responder would send it.  The
+ * frame takes the request's own path back: its VLAN tags (the outer TPID
+ * as the builder writes it), its DSCP and its P_Key; it is padded to the
+ * Ethernet minimum.  Addressed from the other end of the connection to the
+ * requester, in the requester's view: a fabric request (@uplink) is
+ * answered toward R's host with the template of L's frames (c->egress), a
+ * tenant's request toward L's port with that of R's frames (c->ingress).
+ */
+static struct rte_mbuf *
+nak_refusal_build(const struct ovl *o, const struct ovl_conn *c, const struct dp_pkt *p, bool uplink,
+		  uint8_t syndrome, uint16_t *out)
+{
+	const struct ovl_rewrite *rw = uplink ? &c->egress : &c->ingress;
+	const struct roce_bth *bth = roce_pkt_bth(&p->pkt, p->data);
+	const uint8_t *l3 = p->data + p->pkt.l3_off;
+	struct dp_conn_state *st = dp_conn_state(c->state);
+	const struct ovl_ack_track *ak;
+	struct roce_frame_spec spec;
+	struct roce_aeth aeth;
+	struct rte_mbuf *m;
+	size_t len;
+
+	/* The answers to these requests: L's to R's on the egress half; R's to L's on R's side. */
+	if (uplink) {
+		ak = &st->egress.ack;
+	} else {
+		uint32_t pc = o->qps[c->r].conn;
+
+		ak = c->hairpin && pc != OVL_NONE ? &dp_conn_state(o->conns[pc].state)->egress.ack : &st->ingress.ack;
+	}
+	ovl_nak_spec(&spec, rw->eth, rw->ip_ver, rw->src_ip, rw->dst_ip, rw->dqpn);
+	spec.n_vlan = p->pkt.n_vlan;
+	spec.vlan_tci[0] = p->pkt.vlan_tci[0];
+	spec.vlan_tci[1] = p->pkt.vlan_tci[1];
+	spec.dscp = (uint8_t)((p->pkt.ip_ver == 6 ? (l3[0] << 4 | l3[1] >> 4) : l3[1]) >> 2);
+	spec.pkey = roce_bth_pkey(bth);
+	spec.psn = roce_bth_psn(bth);
+	spec.min_frame_len = ROCE_ETH_MIN_LEN;
+	roce_aeth_set(&aeth, syndrome, ovl_track_msn(ak));
+	if ((m = rte_pktmbuf_alloc(dp.pool)) == NULL)
+		return NULL;
+	len = roce_build_frame(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), &spec, &aeth,
+			       sizeof(aeth), NULL, 0);
+	if (!len) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	*out = rw->port;
+	return m;
+}
+
+struct rte_mbuf *
+dp_nak_refusal(struct dp_lcore *lc, const struct dp_burst *b, const struct dp_pkt *p, enum dp_drop why,
+	       uint16_t *out)
+{
+	const struct ovl *o = lc->ovl;
+	const struct ovl_conn *c;
+	struct dp_dir_state *half;
+	struct rte_mbuf *m;
+
+	if (p->v == OVL_NONE || (p->v & OVL_V_QP) || !(p->pkt.flags & ROCE_OPF_REQ) ||
+	    roce_opcode_transport(p->pkt.opcode) != ROCE_TR_RC)
+		return NULL;
+	c = &o->conns[OVL_V_IDX(p->v)];
+	if (c->l_type != CFG_QP_RC)
+		return NULL;
+	/*
+	 * One NAK until the requester sends a request that is forwarded: its
+	 * QP is in error once it has the NAK, and what it sent meanwhile needs
+	 * no answer of its own.
+	 */
+	half = b->uplink ? &dp_conn_state(c->state)->ingress : &dp_conn_state(c->state)->egress;
+	if (half->nak_sent)
+		return NULL;
+	m = nak_refusal_build(o, c, p, b->uplink, why == DP_DROP_ACL_DENIED || why == DP_DROP_MR_ACCESS_DENIED ||
+			      why == DP_DROP_MR_UNKNOWN || why == DP_DROP_MR_OUT_OF_BOUNDS ?
+			      ROCE_AETH_NAK_REM_ACC_ERR : ROCE_AETH_NAK_INV_REQ, out);
+	if (m) {
+		half->nak_sent = 1;
+		lc->stats.naks_refused++;
+	}
+	return m;
+}

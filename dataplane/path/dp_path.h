@@ -84,6 +84,23 @@ struct dp_txq {
 
 void dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq);
 
+/*
+ * Stage 5, for a frame dropped for @why: the NAK that answers it, if it is
+ * an RC request refused for an access reason and its half of the
+ * connection has sent no NAK since it last forwarded a request (dp_nak.c);
+ * NULL otherwise.  *out: its port.
+ */
+struct rte_mbuf *dp_nak_refusal(struct dp_lcore *lc, const struct dp_burst *b, const struct dp_pkt *p,
+				enum dp_drop why, uint16_t *out);
+
+/* Drops answered with a NAK: access refused at the memory's owner, or by the ACL. */
+static inline bool
+dp_nak_refusable(enum dp_drop why)
+{
+	return why == DP_DROP_MR_UNKNOWN || why == DP_DROP_MR_OUT_OF_BOUNDS || why == DP_DROP_MR_ACCESS_DENIED ||
+	       why == DP_DROP_ACL_DENIED;
+}
+
 /* UD frames (dp_ud.c), from stage 3: checked, renamed and counted at once. */
 enum dp_drop dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct dp_pkt *p,
 			  uint32_t qi);

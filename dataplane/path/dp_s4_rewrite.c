@@ -90,6 +90,9 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 		uint32_t len = p->pkt.frame_len;
 
 		rename_frame(p, &c->egress, &mr);
+		/* A request forwarded: a later refusal gets its NAK again (dp_nak.c). */
+		if (unlikely(st->egress.nak_sent) && (p->pkt.flags & ROCE_OPF_REQ))
+			st->egress.nak_sent = 0;
 		/* Answers to L's requests come back on the ingress half, or on R's own connection for a hairpin. */
 		dp_acl_track(&st->egress, likely(!c->hairpin) ? &st->ingress : answers_of_hairpin(o, c, st),
 			     &p->pkt, p->data);
@@ -142,6 +145,8 @@ rewrite_ingress(struct dp_lcore *lc, struct dp_burst *b)
 		uint32_t len = p->pkt.frame_len;
 
 		rename_frame(p, &c->ingress, &mr);
+		if (unlikely(st->ingress.nak_sent) && (p->pkt.flags & ROCE_OPF_REQ))
+			st->ingress.nak_sent = 0;
 		dp_acl_track(&st->ingress, &st->egress, &p->pkt, p->data);
 		dp_estats_ingress_frame(c->state, p->data, &p->pkt, lc->rx_tsc);
 		run_add(&run, &st->ingress, len);

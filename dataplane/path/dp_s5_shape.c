@@ -301,6 +301,13 @@ dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
 		lc->stats.drops[why]++;
 		if (p->tslot != OVL_NONE)
 			lc->tenant_stats[p->tslot].drops++;
+		if (unlikely(dp_nak_refusable(why))) {
+			uint16_t nak_port;
+			struct rte_mbuf *nak = dp_nak_refusal(lc, b, p, why, &nak_port);
+
+			if (nak)
+				dp_tx_enqueue(lc, tq, nak_port, nak);
+		}
 		dead[n_dead++] = p->m;
 	}
 	if (n_dead)
