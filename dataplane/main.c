@@ -28,6 +28,7 @@
 #include <rte_vect.h>
 
 #include "dp.h"
+#include "dp_xdp.h"
 #include "dp_acl.h"
 #include "dp_estats.h"
 #include "dp_metrics.h"
@@ -39,6 +40,7 @@ static struct {
 	const char *stats_json;
 	uint64_t exit_idle_ms;
 	uint32_t mbuf_size;
+	bool mbuf_size_given;
 	struct dp_rate_opts rate;
 	bool estats;             /* --estats */
 	const char *metrics;     /* --metrics ADDR:PORT */
@@ -117,6 +119,7 @@ parse_args(int argc, char **argv)
 			break;
 		case 'm':
 			opts.mbuf_size = (uint32_t)strtoul(optarg, &end, 10);
+			opts.mbuf_size_given = true;
 			if (*end || opts.mbuf_size < 128 || opts.mbuf_size > 65000) {
 				fprintf(stderr, "--mbuf-size: 128 to 65000 bytes\n");
 				return -1;
@@ -310,6 +313,8 @@ ports_start(void)
 		uint32_t overhead = info.max_mtu != UINT16_MAX && info.max_rx_pktlen > info.max_mtu ?
 				    info.max_rx_pktlen - info.max_mtu : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
 
+		if (dp_xdp_port_prepare(pid, dp.ports[i].name) < 0)
+			return -1;
 		conf.rxmode.mtu = RTE_MIN(RTE_MIN((uint32_t)info.max_mtu, info.max_rx_pktlen - overhead),
 					  opts.mbuf_size - RTE_MAX(overhead, (uint32_t)(RTE_ETHER_HDR_LEN +
 											   2 * RTE_VLAN_HLEN)));
@@ -334,6 +339,8 @@ ports_start(void)
 		}
 		/* Tenants address the virtual gateway and remote hosts any MAC. */
 		rte_eth_promiscuous_enable(pid);
+		if (dp_xdp_port_start(pid, dp.ovl) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -395,6 +402,9 @@ main(int argc, char **argv)
 	int ret;
 	unsigned in_use_start, in_use_end, in_use_closed;
 
+	argv = dp_xdp_eal_args(&argc, argv);
+	if (argv == NULL)
+		return 1;
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
 		fprintf(stderr, "EAL initialisation failed: %s\n", rte_strerror(rte_errno));
@@ -441,6 +451,16 @@ main(int argc, char **argv)
 			   dp.n_lcores * (512 + 2 * opts.rate.queue_mbufs) + 1024;
 
 	n_mbufs = RTE_MAX(n_mbufs, 4096u);
+	uint32_t xdp_max = dp_xdp_mbuf_size_max(0);
+
+	if (xdp_max && opts.mbuf_size > xdp_max) {
+		if (opts.mbuf_size_given) {
+			fprintf(stderr, "--mbuf-size %u: a net_af_xdp port's mbufs must fit a page (AF_XDP frame): "
+				"%u at most\n", opts.mbuf_size, xdp_max);
+			goto fail_eal;
+		}
+		opts.mbuf_size = xdp_max;
+	}
 	dp.pool = rte_pktmbuf_pool_create("roce_mbufs", n_mbufs, 256, 0,
 					  (uint16_t)(RTE_PKTMBUF_HEADROOM + opts.mbuf_size), rte_socket_id());
 	if (!dp.pool) {
@@ -450,7 +470,7 @@ main(int argc, char **argv)
 	if (ports_start() < 0)
 		goto fail_ports;
 	rte_pdump_init();
-	if (dp_telemetry_init() < 0)
+	if (dp_telemetry_init() < 0 || dp_xdp_telemetry_init() < 0)
 		fprintf(stderr, "telemetry commands could not be registered\n");
 	if (dp_estats_telemetry_init() < 0)
 		fprintf(stderr, "/roce/estats could not be registered\n");
@@ -496,6 +516,7 @@ main(int argc, char **argv)
 	/* Every lcore has flushed its tx buffers: what is in use now is in the rings. */
 	in_use_end = rte_mempool_in_use_count(dp.pool);
 	for (uint16_t i = 0; i < dp.n_ports; i++) {
+		dp_xdp_port_stop(dp.ports[i].port_id);
 		rte_eth_dev_stop(dp.ports[i].port_id);
 		rte_eth_dev_close(dp.ports[i].port_id);
 	}
@@ -536,8 +557,10 @@ main(int argc, char **argv)
 	return 0;
 
 fail_ports:
-	for (uint16_t i = 0; i < dp.n_ports; i++)
+	for (uint16_t i = 0; i < dp.n_ports; i++) {
+		dp_xdp_port_stop(dp.ports[i].port_id);
 		rte_eth_dev_close(dp.ports[i].port_id);
+	}
 fail_eal:
 	rte_eal_cleanup();
 	return 1;

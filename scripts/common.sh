@@ -10,7 +10,7 @@ DEPS=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config libjansson-dev libc
       libbpf-dev libxdp-dev python3-scapy tshark tcpreplay libpcap-dev
       clang-14 libclang-rt-14-dev libfuzzer-14-dev
       libmicrohttpd-dev prometheus etcd-server etcd-client libcurl4-openssl-dev
-      iproute2 iputils-ping bsdutils)
+      iproute2 iputils-ping bsdutils curl iperf3 bc)
 
 log() { printf '== %s\n' "$*" >&2; }
 

@@ -18,6 +18,7 @@
 
 #include "dp.h"
 #include "dp_acl.h"
+#include "dp_xdp.h"
 #include "dp_offload.h"
 
 #define NAK_RING_SIZE 1024
@@ -230,8 +231,10 @@ conn_set_revoked(const struct ovl *o, const struct ovl_conn *c, uint32_t prev, u
 		if (!c->hairpin)
 			naks += nak_request(o, c, false);
 		offload_drop(c->state, true);
+		dp_xdp_conn_deny(o, c, true);
 	} else if (!now) {
 		offload_drop(c->state, false);
+		dp_xdp_conn_deny(o, c, false);
 	}
 	return naks;
 }
@@ -294,6 +297,7 @@ dp_acl_reload(const struct ovl *o, const struct ovl *old)
 		naks += conn_set_revoked(o, c, prev, now, w != 0);
 	}
 	free(was);
+	dp_xdp_reload(o, old);
 	if (naks && !nak_wait())
 		fprintf(stderr, "revocation: the lcores did not take %u NAK requests within %d ms\n", naks,
 			DP_NAK_WAIT_MS);
