@@ -57,7 +57,7 @@ run_end(struct run *r)
 }
 
 /* The template and the noted translation applied, the frame sealed. */
-static inline void
+static __rte_always_inline void
 rename_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_translated)
 {
 	struct roce_icrc_delta d;
@@ -76,6 +76,8 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 {
 	const struct ovl *o = lc->ovl;
 	uint32_t slot = o->tenants[b->tenant].slot;
+	/* One port, one tenant: whether its frames are shaped is the burst's. */
+	const bool shaped = lc->rate.sh && lc->rate.tenants[slot].shaped;
 	uint64_t fwd = 0, hairpin = 0, cnp = 0, mr = 0, bytes = 0, hp_bytes = 0;
 	struct run run = { 0 };
 
@@ -108,7 +110,8 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 			fwd++;
 		}
 		cnp += p->pkt.opcode == ROCE_OP_CNP;
-		dp_rate_note(lc, &p->note, c->state, slot, p->data, &p->pkt, c->hairpin);
+		if (shaped)
+			dp_rate_note(lc, &p->note, c->state, slot, p->data, &p->pkt, c->hairpin);
 		p->out = c->egress.port;
 	}
 	run_end(&run);
