@@ -464,6 +464,14 @@ control_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The etcd follower (dp_cluster.h) needs libcurl (cluster/), so it is linked
+ * only into binaries that configure it (dp_cluster_configure()): these weak
+ * references do not pull it in, and are NULL without it.
+ */
+extern int dp_cluster_start(void) __attribute__((weak));
+extern void dp_cluster_stop(void) __attribute__((weak));
+
 /* The control socket's path (--control), opened by dp_control_start(). */
 static char *ctl_sock_path;
 
@@ -485,12 +493,18 @@ dp_control_start(void)
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
+	if (rc == 0 && dp_cluster_start && dp_cluster_start() < 0) {
+		fprintf(stderr, "etcd: the follower did not start\n");
+		return -1;
+	}
 	return rc;
 }
 
 void
 dp_control_stop(void)
 {
+	if (dp_cluster_stop)
+		dp_cluster_stop();
 	dp_ctl_sock_stop();
 	if (!control_running)
 		return;

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The etcd follower, its thread and its talk with etcd (dp_cluster.h)
+ * through cluster/etcd.h (the JSON gateway over libcurl: why, there):
+ * range, watch, compaction and reconnection, pqpn transactions, and
+ * /roce/cluster.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_lcore.h>
+#include <rte_telemetry.h>
+
+#include "dp.h"
+#include "dp_cluster_int.h"
+/* cluster/ is not among the data plane library's include directories: it is linked only where configured. */
+#include "../../cluster/etcd.h"
+
+struct dp_cluster_stats dp_cluster_st = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static struct {
+	struct etcd_conn w;       /* the range and the watch */
+	struct etcd_conn t;       /* transactions, from inside the watch's callbacks */
+	char *prefix;
+	bool configured, running;
+	volatile bool stop;
+	pthread_t tid;
+	bool compacted;           /* the watch was cancelled: read everything again */
+} cl;
+
+static double
+mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void
+dp_cluster_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	va_start(ap, fmt);
+	vsnprintf(dp_cluster_st.last_error, sizeof(dp_cluster_st.last_error), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "etcd: %s\n", dp_cluster_st.last_error);
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+}
+
+static void
+set_connected(bool up)
+{
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	if (dp_cluster_st.connected != up || dp_cluster_st.since == 0) {
+		dp_cluster_st.connected = up;
+		dp_cluster_st.since = mono_s();
+	}
+	snprintf(dp_cluster_st.url, sizeof(dp_cluster_st.url), "%s", cl.w.urls[cl.w.cur]);
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+}
+
+char *
+dp_b64_enc(const char *s, size_t n)
+{
+	return etcd_b64_enc(s, n);
+}
+
+char *
+dp_b64_dec(const char *s, size_t *n)
+{
+	return etcd_b64_dec(s, n);
+}
+
+/* The range [PREFIX/, PREFIX0) as base64 members of a request. */
+static void
+range_keys(char **k, char **end)
+{
+	size_t n = strlen(cl.prefix);
+	char *a = malloc(n + 2), *b = malloc(n + 2);
+
+	snprintf(a, n + 2, "%s/", cl.prefix);
+	snprintf(b, n + 2, "%s0", cl.prefix); /* '0' follows '/' */
+	*k = dp_b64_enc(a, n + 1);
+	*end = dp_b64_enc(b, n + 1);
+	free(a);
+	free(b);
+}
+
+/* One kv of a range or an event into the record map. */
+static void
+kv_take(json_t *kv, bool deleted)
+{
+	const char *k64 = json_string_value(json_object_get(kv, "key"));
+	const char *v64 = json_string_value(json_object_get(kv, "value"));
+	json_t *mr = json_object_get(kv, "mod_revision");
+	int64_t rev = json_is_string(mr) ? strtoll(json_string_value(mr), NULL, 10) : 0;
+	size_t kn, vn = 0;
+	char *key, *val;
+
+	if (!k64 || !(key = dp_b64_dec(k64, &kn)))
+		return;
+	if (deleted) {
+		dp_cluster_rec_del(key);
+	} else {
+		val = dp_b64_dec(v64 ? v64 : "", &vn);
+		if (val)
+			dp_cluster_rec_put(key, val, vn, rev);
+		free(val);
+	}
+	free(key);
+}
+
+static int64_t
+header_revision(json_t *o)
+{
+	json_t *r = json_object_get(json_object_get(o, "header"), "revision");
+
+	return json_is_string(r) ? strtoll(json_string_value(r), NULL, 10) : 0;
+}
+
+/* Read the whole prefix at one revision and reconcile; the revision, or -1. */
+static int64_t
+full_read(void)
+{
+	char *k, *end, req[1024], *body;
+	json_t *o, *kv;
+	int64_t rev;
+	size_t i;
+
+	range_keys(&k, &end);
+	snprintf(req, sizeof(req), "{\"key\": \"%s\", \"range_end\": \"%s\"}", k, end);
+	free(k);
+	free(end);
+	if (etcd_post(&cl.w, "/v3/kv/range", req, &body, 30, NULL, NULL) < 0) {
+		if (!cl.stop)
+			dp_cluster_error("%s", cl.w.err);
+		return -1;
+	}
+	o = json_loads(body, 0, NULL);
+	free(body);
+	if (!o) {
+		dp_cluster_error("range: the answer is not JSON");
+		return -1;
+	}
+	rev = header_revision(o);
+	dp_cluster_rec_mark();
+	json_array_foreach(json_object_get(o, "kvs"), i, kv)
+		kv_take(kv, false);
+	dp_cluster_rec_sweep();
+	json_decref(o);
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	dp_cluster_st.revision = rev;
+	dp_cluster_st.resyncs++;
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+	dp_cluster_rec_reconcile();
+	return rev;
+}
+
+/*
+ * One message of the watch stream: {"result": {"header", "events",
+ * "compact_revision", "canceled"}}.  Non-zero ends the stream: etcd
+ * cancelled the watch (the gateway keeps the stream open then).
+ */
+static int
+watch_line(void *arg, char *line)
+{
+	json_t *o = json_loads(line, 0, NULL), *r, *ev, *cr;
+	size_t i, n;
+	int64_t rev;
+
+	RTE_SET_USED(arg);
+	if (!o)
+		return 0;
+	/* etcd answers the watch's creation at once: it is reachable. */
+	set_connected(true);
+	r = json_object_get(o, "result");
+	if (!json_is_object(r)) {
+		json_decref(o);
+		return 0;
+	}
+	cr = json_object_get(r, "compact_revision");
+	if ((json_is_string(cr) && strtoll(json_string_value(cr), NULL, 10) > 0) ||
+	    json_is_true(json_object_get(r, "canceled")))
+		cl.compacted = true;
+	rev = header_revision(r);
+	json_array_foreach(json_object_get(r, "events"), i, ev) {
+		const char *type = json_string_value(json_object_get(ev, "type"));
+
+		kv_take(json_object_get(ev, "kv"), type && !strcmp(type, "DELETE"));
+	}
+	n = json_array_size(json_object_get(r, "events"));
+	if (n) {
+		pthread_mutex_lock(&dp_cluster_st.lock);
+		dp_cluster_st.events += n;
+		if (rev > dp_cluster_st.revision)
+			dp_cluster_st.revision = rev;
+		pthread_mutex_unlock(&dp_cluster_st.lock);
+		dp_cluster_rec_reconcile();
+	}
+	json_decref(o);
+	return cl.compacted;
+}
+
+int
+dp_cluster_txn_put(const char *key, const char *val, int64_t mod_rev)
+{
+	char *k = dp_b64_enc(key, strlen(key)), *v = dp_b64_enc(val, strlen(val)), *req = NULL, *body = NULL;
+	json_t *o;
+	int rc = -1;
+
+	/* The member the watch uses. */
+	cl.t.cur = cl.w.cur;
+	if (k && v && asprintf(&req, "{\"compare\": [{\"key\": \"%s\", \"target\": \"MOD\", \"result\": \"EQUAL\", "
+			       "\"mod_revision\": \"%lld\"}], \"success\": [{\"request_put\": {\"key\": \"%s\", "
+			       "\"value\": \"%s\"}}]}", k, (long long)mod_rev, k, v) >= 0) {
+		if (etcd_post(&cl.t, "/v3/kv/txn", req, &body, 5, NULL, NULL) == 0 && (o = json_loads(body, 0, NULL))) {
+			rc = json_is_true(json_object_get(o, "succeeded")) ? 0 : -1;
+			json_decref(o);
+		} else if (!body) {
+			dp_cluster_error("txn: %s", cl.t.err);
+		}
+	}
+	free(k);
+	free(v);
+	free(req);
+	free(body);
+	return rc;
+}
+
+static void *
+cluster_main(void *arg)
+{
+	int64_t rev = -1;
+	unsigned backoff_ms = 100;
+
+	RTE_SET_USED(arg);
+	while (!cl.stop) {
+		char *k, *end, req[1024];
+
+		if (rev < 0) {
+			if ((rev = full_read()) < 0)
+				goto retry;
+			set_connected(true);
+		}
+		backoff_ms = 100;
+		range_keys(&k, &end);
+		snprintf(req, sizeof(req), "{\"create_request\": {\"key\": \"%s\", \"range_end\": \"%s\", "
+			 "\"start_revision\": \"%lld\", \"progress_notify\": true}}", k, end,
+			 (long long)dp_cluster_st.revision + 1);
+		free(k);
+		free(end);
+		cl.compacted = false;
+		/* The watch runs until etcd, the network or dp_cluster_stop() ends it. */
+		if (etcd_post(&cl.w, "/v3/watch", req, NULL, 0, watch_line, NULL) < 0 && !cl.stop)
+			dp_cluster_error("watch: %s", cl.w.err);
+		if (cl.stop)
+			break;
+		if (cl.compacted) {
+			/* Compacted past what we saw: read everything again and apply the difference. */
+			dp_cluster_error("watch cancelled (revision %lld compacted): reading %s again",
+					 (long long)dp_cluster_st.revision + 1, cl.prefix);
+			rev = -1;
+			continue;
+		}
+retry:
+		set_connected(false);
+		/* The next member, after a pause that grows to 2 s; the watch resumes from the last revision. */
+		etcd_next_member(&cl.w);
+		for (unsigned ms = 0; ms < backoff_ms && !cl.stop; ms += 10)
+			usleep(10000);
+		backoff_ms = backoff_ms * 2 > 2000 ? 2000 : backoff_ms * 2;
+	}
+	return NULL;
+}
+
+int
+dp_cluster_configure(const char *urls, const char *prefix, const struct dp_cluster_tls *tls)
+{
+	const struct dp_cluster_tls none = { 0 };
+
+	if (!tls)
+		tls = &none;
+	if (etcd_conn_init(&cl.w, urls, tls->cacert, tls->cert, tls->key, &cl.stop) < 0 ||
+	    etcd_conn_init(&cl.t, urls, tls->cacert, tls->cert, tls->key, &cl.stop) < 0)
+		return -1;
+	cl.prefix = strdup(prefix && *prefix ? prefix : "/roce");
+	if (cl.prefix && strlen(cl.prefix) > 1 && cl.prefix[strlen(cl.prefix) - 1] == '/')
+		cl.prefix[strlen(cl.prefix) - 1] = 0;
+	cl.configured = cl.prefix != NULL;
+	return cl.configured ? 0 : -1;
+}
+
+int
+dp_cluster_start(void)
+{
+	if (!cl.configured)
+		return 0;
+	dp_cluster_rec_init(cl.prefix);
+	cl.stop = false;
+	if (rte_ctrl_thread_create(&cl.tid, "roce-etcd", NULL, cluster_main, NULL) != 0)
+		return -1;
+	cl.running = true;
+	return dp_cluster_telemetry_init();
+}
+
+void
+dp_cluster_stop(void)
+{
+	if (!cl.running)
+		return;
+	cl.stop = true;
+	pthread_join(cl.tid, NULL);
+	cl.running = false;
+	dp_cluster_rec_free();
+	etcd_conn_free(&cl.w);
+	etcd_conn_free(&cl.t);
+	free(cl.prefix);
+	cl.prefix = NULL;
+}
+
+static int
+tel_cluster(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_tel_data *m = rte_tel_data_alloc();
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	if (!m)
+		return -ENOMEM;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_start_array(m, RTE_TEL_STRING_VAL);
+	for (unsigned i = 0; i < cl.w.n_urls; i++)
+		rte_tel_data_add_array_string(m, cl.w.urls[i]);
+	rte_tel_data_add_dict_container(d, "members", m, 0);
+	rte_tel_data_add_dict_string(d, "prefix", cl.prefix ? cl.prefix : "");
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	rte_tel_data_add_dict_string(d, "etcd", dp_cluster_st.connected ? "connected" : "disconnected");
+	rte_tel_data_add_dict_u64(d, "since_ms", (uint64_t)((mono_s() - dp_cluster_st.since) * 1e3));
+	rte_tel_data_add_dict_string(d, "member", dp_cluster_st.url);
+	rte_tel_data_add_dict_int(d, "revision", (int)dp_cluster_st.revision);
+	rte_tel_data_add_dict_u64(d, "records_applied", dp_cluster_st.applied);
+	rte_tel_data_add_dict_u64(d, "records_rejected", dp_cluster_st.rejected);
+	rte_tel_data_add_dict_u64(d, "events", dp_cluster_st.events);
+	rte_tel_data_add_dict_u64(d, "resyncs", dp_cluster_st.resyncs);
+	rte_tel_data_add_dict_u64(d, "pqpn_allocated", dp_cluster_st.pqpn_allocated);
+	/* Telemetry strings are at most RTE_TEL_MAX_STRING_LEN bytes: the start of the message. */
+	char msg[RTE_TEL_MAX_STRING_LEN];
+
+	memcpy(msg, dp_cluster_st.last_error, sizeof(msg) - 1);
+	msg[sizeof(msg) - 1] = 0;
+	rte_tel_data_add_dict_string(d, "last_error", msg);
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+	return 0;
+}
+
+int
+dp_cluster_telemetry_init(void)
+{
+	return rte_telemetry_register_cmd("/roce/cluster", tel_cluster,
+					  "The etcd cluster: members, connection, revision, records applied and rejected, "
+					  "last error.");
+}

@@ -1,0 +1,247 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The switch following the cluster state in a real etcd (one member, loopback).
+
+A single etcd 3.4 member (client 127.0.0.1:23790, peer :23791, data in a
+temporary directory) and the switch with --etcd (tests/delta/delta-switch,
+until main.c parses --etcd), whose local file holds only its ports, tenants
+and neighbor. Blue's VM sends on two flows (net_pcap infinite_rx): 17 -> 33
+and 21 -> 41. Steps and what must hold:
+
+1. a QP pair put into etcd forwards, with the pqpns etcd holds;
+2. a QP put without "pqpn" on this host gets one from the switch, written
+   back to etcd by a transaction, and forwards under it;
+3. bad records (not JSON, an unknown tenant, a pqpn already used, a value that
+   is not the record its key names) are rejected one by one, counted in
+   /roce/cluster with the last error, and disturb nothing else;
+4. deleting QP 33 in etcd stops 17's connection at once (17 is suspended:
+   nothing forwards under a mapping etcd no longer holds);
+5. etcd stopped: /roce/cluster says disconnected and forwarding goes on;
+6. while the switch cannot see it, etcd (on another port) deletes 21 <-> 41,
+   puts 17 <-> 33 back and is compacted: once etcd is back the switch reads
+   the prefix again (its watch revision is gone) and holds exactly that;
+7. the exit summary: drops only no_connection (and wrong_tenant, before the
+   first read brought the endpoints), the mbuf pool at its baseline.
+
+Usage: tests/cluster/test_etcd.py BUILD_DIR
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from roce_telemetry import telemetry  # noqa: E402
+from roce_switch import wait_socket  # noqa: E402
+
+from roce_layers import BTH  # noqa: E402
+from scapy.all import Ether, IP, UDP, Raw, wrpcap  # noqa: E402
+
+BLUE_VM, BLUE_PORT = "02:00:00:00:aa:10", "02:00:00:00:01:01"
+CLIENT, ALT_CLIENT, PEER = 23790, 23792, 23791
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL:", what)
+
+
+def local_config():
+    return {
+        "version": 1,
+        "ports": [
+            {"name": "fabric0", "device": "net_null0", "role": "uplink", "ip": "10.0.0.1",
+             "mac": "02:00:00:00:00:01", "gateway_mac": "02:00:00:00:00:fe"},
+            {"name": "vm-blue-1", "device": "net_pcap0", "role": "tenant", "tenant": "blue", "mac": BLUE_PORT},
+            {"name": "vm-red", "device": "net_null1", "role": "tenant", "tenant": "red", "mac": "02:00:00:00:02:01"},
+        ],
+        "tenants": [{"name": "blue", "vni": 100}, {"name": "red", "vni": 200}],
+        "neighbors": [{"ip": "10.0.0.2", "mac": "02:00:00:00:00:02"}],
+    }
+
+
+def qp(vip, vqpn, pqpn, pvip, pvqpn):
+    r = {"tenant": "blue", "vip": vip, "vqpn": vqpn, "type": "rc", "peer": {"vip": pvip, "vqpn": pvqpn}}
+    if pqpn is not None:
+        r["pqpn"] = pqpn
+    return r
+
+
+def traffic(path):
+    frames = []
+    for sport, rq in ((50017, 33), (50021, 41)):
+        for psn in range(4):
+            frames.append(Ether(src=BLUE_VM, dst=BLUE_PORT) / IP(src="192.168.1.10", dst="192.168.1.20", flags="DF") /
+                          UDP(sport=sport, dport=4791, chksum=0) / BTH(opcode=0x04, dqpn=rq, psn=psn) / Raw(bytes(64)))
+    wrpcap(path, frames)
+
+
+def etcd_start(data, client):
+    return subprocess.Popen(["etcd", "--name", "dlt0", "--data-dir", data,
+                             "--listen-client-urls", "http://127.0.0.1:%d" % client,
+                             "--advertise-client-urls", "http://127.0.0.1:%d" % client,
+                             "--listen-peer-urls", "http://127.0.0.1:%d" % PEER,
+                             "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % PEER,
+                             "--initial-cluster", "dlt0=http://127.0.0.1:%d" % PEER],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def etcdctl(client, *args):
+    r = subprocess.run(["etcdctl", "--endpoints=http://127.0.0.1:%d" % client] + list(args), capture_output=True,
+                       text=True, env=dict(os.environ, ETCDCTL_API="3"), timeout=20)
+    return r.stdout
+
+
+def put(client, key, val):
+    etcdctl(client, "put", "/roce/" + key, val if isinstance(val, str) else json.dumps(val))
+
+
+def wait_etcd(client):
+    for _ in range(100):
+        if "true" in etcdctl(client, "endpoint", "health", "-w", "json"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def conns(prefix):
+    return {c["local_vqpn"]: c for c in telemetry(prefix, "/roce/connections,blue").values() if isinstance(c, dict)}
+
+
+def until(fn, seconds=5.0):
+    end = time.time() + seconds
+    while time.time() < end:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.01)
+    return fn()
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix="dlt-etcd-")
+    data = os.path.join(work, "etcd")
+    prefix = "dlt-etcd-%d" % os.getpid()
+    cfg = os.path.join(work, "local.json")
+    with open(cfg, "w") as f:
+        json.dump(local_config(), f)
+    pcap = os.path.join(work, "blue.pcap")
+    traffic(pcap)
+    etcd = etcd_start(data, CLIENT)
+    sw = None
+    try:
+        check(wait_etcd(CLIENT), "etcd answers")
+        put(CLIENT, "endpoints/blue/192.168.1.10", {"tenant": "blue", "vip": "192.168.1.10", "host": "10.0.0.1",
+                                                      "port": "vm-blue-1", "mac": BLUE_VM})
+        put(CLIENT, "endpoints/blue/192.168.1.20", {"tenant": "blue", "vip": "192.168.1.20", "host": "10.0.0.2"})
+        cmd = [os.path.join(build, "tests", "delta", "delta-switch"), "-l", "1", "--no-pci", "-m", "512",
+               "--file-prefix", prefix, "--log-level=warning", "--vdev", "net_null0,no-rx=1",
+               "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap, "--vdev", "net_null1,no-rx=1", "--",
+               "--config", cfg, "--etcd", "http://127.0.0.1:%d" % CLIENT]
+        sw = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        check(wait_socket(prefix, sw), "the switch answers telemetry")
+        cl = until(lambda: (lambda c: c if c and c["etcd"] == "connected" else None)(telemetry(prefix, "/roce/cluster")))
+        check(cl and cl["records_applied"] == 2 and cl["resyncs"] == 1, "connected, the endpoints applied: %s" % cl)
+
+        # 1. A pair with its pqpns.
+        t0 = time.time()
+        put(CLIENT, "qps/blue/192.168.1.10/17", qp("192.168.1.10", 17, 4113, "192.168.1.20", 33))
+        put(CLIENT, "qps/blue/192.168.1.20/33", qp("192.168.1.20", 33, 8193, "192.168.1.10", 17))
+        c = until(lambda: conns(prefix).get(17) if conns(prefix).get(17, {}).get("egress_packets") else None)
+        check(c and c["local_pqpn"] == 4113 and c["remote_pqpn"] == 8193,
+              "17 <-> 33 forwards %.0f ms after the second put: %s" % (1e3 * (time.time() - t0), c))
+
+        # 2. A pqpn chosen by the switch.
+        put(CLIENT, "qps/blue/192.168.1.10/21", qp("192.168.1.10", 21, None, "192.168.1.20", 41))
+        put(CLIENT, "qps/blue/192.168.1.20/41", qp("192.168.1.20", 41, 8202, "192.168.1.10", 21))
+        c = until(lambda: conns(prefix).get(21) if conns(prefix).get(21, {}).get("egress_packets") else None)
+        got = json.loads(etcdctl(CLIENT, "get", "--print-value-only", "/roce/qps/blue/192.168.1.10/21") or "{}")
+        check(c and "pqpn" in got and c["local_pqpn"] == got["pqpn"] and got["pqpn"] != 4113,
+              "21 got pqpn %s from the switch, written to etcd, and forwards: %s" % (got.get("pqpn"), c))
+        cl0 = telemetry(prefix, "/roce/cluster")
+        check(cl0["pqpn_allocated"] == 1, "one pqpn allocated: %s" % cl0)
+
+        # 3. Bad records.
+        put(CLIENT, "qps/blue/192.168.1.20/99", "not json")
+        put(CLIENT, "qps/green/192.168.1.20/98", qp("192.168.1.20", 98, 9000, "192.168.1.10", 97) | {"tenant": "green"})
+        put(CLIENT, "qps/blue/192.168.1.10/50", {"tenant": "blue", "vip": "192.168.1.10", "vqpn": 50, "pqpn": 4113,
+                                                 "type": "ud"})
+        put(CLIENT, "qps/blue/192.168.1.10/51", {"tenant": "blue", "vip": "192.168.1.10", "vqpn": 52, "pqpn": 4500,
+                                                 "type": "ud"})
+        cl = until(lambda: (lambda x: x if x["records_rejected"] >= cl0["records_rejected"] + 4 else None)(
+            telemetry(prefix, "/roce/cluster")))
+        check(cl and cl["records_rejected"] == cl0["records_rejected"] + 4 and
+              cl["last_error"].startswith("/roce/qps/blue/192.168.1.10/51"),
+              "four bad records rejected and counted, the last error named: %s" % cl)
+        check(sorted(conns(prefix)) == [17, 21], "the good connections are untouched")
+
+        # 4. The peer deleted: 17 stops at once.
+        etcdctl(CLIENT, "del", "/roce/qps/blue/192.168.1.20/33")
+        check(until(lambda: 17 not in conns(prefix)), "17 is out once 33 is deleted: %s" % sorted(conns(prefix)))
+        check(21 in conns(prefix), "21 stays")
+
+        # 5. etcd stopped: forwarding goes on.
+        etcd.send_signal(signal.SIGTERM)
+        etcd.wait(timeout=20)
+        cl = until(lambda: (lambda x: x if x["etcd"] == "disconnected" else None)(telemetry(prefix, "/roce/cluster")))
+        p0 = conns(prefix)[21]["egress_packets"]
+        time.sleep(0.5)
+        check(cl and conns(prefix)[21]["egress_packets"] > p0, "disconnected and forwarding: %s" % cl)
+
+        # 6. Changes and a compaction the switch cannot see, then etcd back.
+        etcd = etcd_start(data, ALT_CLIENT)
+        check(wait_etcd(ALT_CLIENT), "etcd answers on the other port")
+        etcdctl(ALT_CLIENT, "del", "/roce/qps/blue/192.168.1.10/21")
+        etcdctl(ALT_CLIENT, "del", "/roce/qps/blue/192.168.1.20/41")
+        put(ALT_CLIENT, "qps/blue/192.168.1.20/33", qp("192.168.1.20", 33, 8193, "192.168.1.10", 17))
+        rev = json.loads(etcdctl(ALT_CLIENT, "endpoint", "status", "-w", "json"))[0]["Status"]["header"]["revision"]
+        etcdctl(ALT_CLIENT, "compact", str(rev))
+        etcd.send_signal(signal.SIGTERM)
+        etcd.wait(timeout=20)
+        etcd = etcd_start(data, CLIENT)
+        check(wait_etcd(CLIENT), "etcd back on its port")
+        cl = until(lambda: (lambda x: x if x["etcd"] == "connected" and x["resyncs"] >= 2 else None)(
+            telemetry(prefix, "/roce/cluster")), 10)
+        check(cl is not None, "reconnected and read the prefix again: %s" % telemetry(prefix, "/roce/cluster"))
+        check(until(lambda: sorted(conns(prefix)) == [17]), "after the resync: only 17 <-> 33 (%s)" % sorted(conns(prefix)))
+    finally:
+        if sw:
+            sw.send_signal(signal.SIGTERM)
+            try:
+                out, err = sw.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                sw.kill()
+                out, err = sw.communicate()
+            shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+        etcd.send_signal(signal.SIGTERM)
+        try:
+            etcd.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            etcd.kill()
+        shutil.rmtree(work, ignore_errors=True)
+    check(sw.returncode == 0, "the switch exits cleanly (%s): %s" % (sw.returncode, err[-400:]))
+    summary = json.loads(out.strip().splitlines()[-1])
+    drops = {k: v for k, v in summary["drops"].items() if v}
+    # wrong_tenant: frames before the first read of etcd brought blue's endpoints.
+    check(set(drops) <= {"no_connection", "wrong_tenant"}, "drops only for mappings not in force: %s" % drops)
+    m = summary["mbufs"]
+    check(m["in_use_end"] == m["in_use_start"] and m["in_use_after_close"] == 0, "mbuf pool back to baseline: %s" % m)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
