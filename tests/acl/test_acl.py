@@ -9,8 +9,13 @@
     allowed frame leaves on the right port correctly renamed with a valid
     ICRC and IPv4 checksum (scapy), responses of a partly denied connection
     pass, an entirely denied (UC) connection drops everything, UD is checked
-    per frame.  /roce/connections shows each connection's verdict, rule,
-    allowed classes and first/last seen.
+    per frame.  A refused RC request is answered with one NAK (AETH 0x62,
+    the request's PSN and P_Key, the last MSN of the other direction) to its
+    requester, in its own view: out of the uplink for a fabric request, out
+    of the tenant port for a tenant's (also on a hairpin); no further NAK on
+    that direction until one of its requests is forwarded; UC and UD
+    refusals are silent (naks_refused).  /roce/connections shows each
+    connection's verdict, rule, allowed classes and first/last seen.
 
 (b) Revocation by /roce/revoke.  infinite_rx streams in both directions:
     L (blue 192.168.1.10 qp 17) sends requests with PSNs 0xfffffe .. 3 (a
@@ -24,7 +29,10 @@
     77, from R's vIP to L's, DestQP 17) and to R on the uplink (PSN 105,
     MSN 5, from this host to R's, DestQP 8193), each RC ACKNOWLEDGE with AETH
     syndrome 0x62 and a valid ICRC.  /roce/unrevoke restores it.  The hairpin
-    pair is revoked by one of its ends: a NAK to each local endpoint.
+    pair is revoked by one of its ends: a NAK to each local endpoint.  A
+    request refused as acl_denied while a reload moves the connection
+    between policies may get a refusal NAK (at most one per direction),
+    exactly formed.
 
 (c) Revocation by a reload whose ACL denies the connection entirely: the same
     two NAKs; a reload that allows it again restores it.  A /roce/revoke stays
@@ -226,14 +234,28 @@ def part_a(build, work):
         expect[sport] = (port, f)
 
     drop = {}     # sport -> reason
+    naks = []     # (port, fields) of the refusal NAKs, in no particular order
+
+    def nak(port, eth_src, eth_dst, src, dst, dqpn, psn, msn):
+        """The NAK of a refused RC request: RC ACKNOWLEDGE, AETH 0x62, as the switch builds it."""
+        naks.append((port, {"len": 62, "eth.src": eth_src, "eth.dst": eth_dst, "vlans": [], "ip.version": 4,
+                            "ip.src": src, "ip.dst": dst, "ip.tos": 0, "ip.ttl": 64, "ip.id": 0, "ip.flags": 2,
+                            "ip.ihl": 5, "ip.options": "", "udp.sport": 0xc000 | (dqpn & 0x3fff),
+                            "udp.dport": 4791, "udp.chksum": 0, "bth.opcode": ACK, "bth.se": 0, "bth.m": 0,
+                            "bth.pad": 0, "bth.pkey": 0xffff, "bth.fecn": 0, "bth.becn": 0, "bth.dqpn": dqpn,
+                            "bth.ackreq": 0, "bth.psn": psn, "aeth.syndrome": 0x62, "aeth.msn": msn,
+                            "payload.len": 0}))
 
     # From blue's tenant port (L = 192.168.1.10 unless said otherwise).
     blue.append(from_vm("blue", B10, B20, 1001, SEND_ONLY, 33, 1))
     out_fab(1001, 8193)
     blue.append(from_vm("blue", B10, B30, 1002, WRITE_ONLY, 34, 2))
     drop[1002] = "acl_denied"                               # rule 0: writes into 192.168.2.0/24
+    # Its NAK, as if .30 had answered, with the MSN of .30's last answer to .10 (2006, from the
+    # fabric, whose burst the lcore takes before the tenant port's).
+    nak("vm-blue-1", BLUE_PORT, VM[("blue", B10)], B30, B10, 18, 2, 2006)
     blue.append(from_vm("blue", B10, B30, 1003, WRITE_FIRST, 34, 3))
-    drop[1003] = "acl_denied"
+    drop[1003] = "acl_denied"                               # refused again: no NAK
     blue.append(from_vm("blue", B10, B30, 1004, WRITE_MIDDLE, 34, 4))
     drop[1004] = "message_denied"
     blue.append(from_vm("blue", B10, B30, 1005, WRITE_LAST, 34, 5))
@@ -247,13 +269,14 @@ def part_a(build, work):
     blue.append(from_vm("blue", B10, B30, 1009, ACK, 34, 50))   # a response: passes
     out_fab(1009, 8194)
     blue.append(from_vm("blue", B10, B30, 1010, UC_SEND_ONLY, 35, 9))
-    drop[1010] = "acl_denied"                               # rule 4: UC denied entirely
+    drop[1010] = "acl_denied"                               # rule 4: UC denied entirely; no NAK (UC)
     blue.append(from_vm("blue", B10, B30, 1011, UD_SEND_ONLY, 50, 1, DETH(qkey=0x11111111, srcqp=40)))
     drop[1011] = "acl_denied"                               # rule 2: UD to 192.168.2.30
     blue.append(from_vm("blue", B10, B20, 1012, UD_SEND_ONLY, 51, 1, DETH(qkey=0x11111111, srcqp=40)))
     out_fab(1012, 8301, **{"deth.srcqp": 4200})
     blue.append(from_vm("blue", B11, B10, 1013, SEND_ONLY, 22, 10))
     drop[1013] = "acl_denied"                               # rule 3: sends from .11
+    nak("vm-blue-1", BLUE_PORT, VM[("blue", B11)], B10, B11, 21, 10, 0)   # hairpin: from .10, no MSN yet
     blue.append(from_vm("blue", B11, B10, 1014, WRITE_ONLY, 22, 11))
     out_vm(1014, "vm-blue-1", BLUE_PORT, VM[("blue", B10)], B11, B10, 22)
     blue.append(from_vm("blue", B10, B11, 1015, SEND_ONLY, 21, 12))
@@ -264,8 +287,10 @@ def part_a(build, work):
     # From the fabric (R = 192.168.2.30 or .20 on 10.0.0.2).
     fab.append(from_fabric(2001, READ_REQ, 4098, 100))
     drop[2001] = "acl_denied"                               # rule 1: reads from 192.168.2.0/24
+    # To .30's host as if .10 had answered; .10's ACK (1009) comes in the tenant port's burst, later.
+    nak("fabric0", UPLINK_MAC, PEER_MAC, HOST, PEER, 8194, 100, 0)
     fab.append(from_fabric(2002, FETCH_ADD, 4098, 101))
-    drop[2002] = "acl_denied"                               # rule 1: atomics from there
+    drop[2002] = "acl_denied"                               # rule 1: atomics from there; no second NAK
     fab.append(from_fabric(2003, SEND_ONLY, 4098, 102))
     out_vm(2003, "vm-blue-1", BLUE_PORT, VM[("blue", B10)], B30, B10, 18)
     fab.append(from_fabric(2004, WRITE_ONLY, 4098, 103))
@@ -329,17 +354,31 @@ def part_a(build, work):
     got = {k: v for k, v in summ["drops"].items() if v}
     check(got == want, "(a) drops by reason", "got %s, want %s" % (got, want))
     check("acl_denied" in summ["drops"] and "revoked" in summ["drops"], "(a) acl_denied and revoked are named reasons")
-    check(summ["rx_packets"] == total and summ["tx_packets"] == len(expect),
-          "(a) rx %d = %d sent, tx %d = %d allowed" % (summ["rx_packets"], total, summ["tx_packets"], len(expect)))
-    check(summ.get("revocations") == 0 and summ.get("naks_sent") == 0, "(a) no revocation, no NAK",
+    check(summ["rx_packets"] == total and summ["tx_packets"] == len(expect) + len(naks),
+          "(a) rx %d = %d sent, tx %d = %d allowed + %d NAKs" % (summ["rx_packets"], total, summ["tx_packets"],
+                                                                 len(expect), len(naks)))
+    check(summ.get("revocations") == 0 and summ.get("naks_sent") == 0, "(a) no revocation, no revocation NAK",
           "%s %s" % (summ.get("revocations"), summ.get("naks_sent")))
+    check(summ.get("naks_refused") == len(naks), "(a) naks_refused: one per refused RC request and direction",
+          "%s, want %d" % (summ.get("naks_refused"), len(naks)))
+    fwd = summ["forwarded"]["egress"] + summ["forwarded"]["ingress"] + summ["forwarded"]["hairpin"]
+    check(fwd == len(expect), "(a) forwarded = allowed (NAKs are sent, not forwarded)", "%d, %d" % (fwd, len(expect)))
 
     # Every allowed frame leaves where it should, renamed, with a valid ICRC.
     seen = set()
+    nak_left = list(naks)
     for port, path in outs.items():
         for fr in read_pcap(path):
             f = fields_of(fr)
             sport = f.get("udp.sport")
+            if f.get("bth.opcode") == ACK and f.get("aeth.syndrome") == 0x62:
+                m = next((n for n in nak_left if n[0] == port and all(f.get(k) == v for k, v in n[1].items())),
+                         None)
+                if check(m is not None, "(a) a NAK on %s matches an expected one" % port, f):
+                    nak_left.remove(m)
+                check(icrc_found(fr) == icrc_expected(fr), "(a) NAK psn %s: ICRC valid (scapy)" % f.get("bth.psn"))
+                check(ipv4_header_ok(fr), "(a) NAK psn %s: IPv4 checksum valid" % f.get("bth.psn"))
+                continue
             if sport in drop:
                 check(False, "(a) denied frame %d left on %s" % (sport, port))
                 continue
@@ -353,6 +392,7 @@ def part_a(build, work):
             check(icrc_found(fr) == icrc_expected(fr), "(a) frame %d: ICRC valid" % sport)
             check(ipv4_header_ok(fr), "(a) frame %d: IPv4 checksum valid" % sport)
     check(seen == set(expect), "(a) every allowed frame left", sorted(set(expect) - seen))
+    check(not nak_left, "(a) every expected NAK left", nak_left)
 
     # Verdicts, rules and tracking in /roce/connections.
     want_conns = {
@@ -397,6 +437,17 @@ NAK_H11 = ("vm-blue-1", {"eth.src": BLUE_PORT, "eth.dst": VM[("blue", B11)], "ip
                          "bth.dqpn": 21, "bth.psn": 302, "aeth.msn": 9})
 NAK_H10 = ("vm-blue-1", {"eth.src": BLUE_PORT, "eth.dst": VM[("blue", B10)], "ip.src": B11, "ip.dst": B10,
                          "bth.dqpn": 22, "bth.psn": 900, "aeth.msn": 0})
+
+
+# Refusal NAKs part (b) may see (see part_bc()): (port, fields, the PSNs they may carry).
+REFUSAL_NAKS = {
+    "R33": ("fabric0", dict(NAK_R33[1], **{"bth.pkey": 0xffff, "udp.sport": 0xc000 | 8193, "len": 62}),
+            set(range(100, 110))),
+    "L17": ("vm-blue-1", dict(NAK_L17[1], **{"bth.pkey": 0xffff, "udp.sport": 0xc000 | 17, "len": 62}),
+            {(0xfffffe + i) & 0xffffff for i in range(6)}),
+}
+for _k, (_p, _f, _s) in REFUSAL_NAKS.items():
+    del _f["bth.psn"]
 
 
 def streams(work):
@@ -592,17 +643,31 @@ def part_bc(build, work):
     m = summ["mbufs"]
     check(m["in_use_end"] == m["in_use_start"] and m["in_use_after_close"] == 0, "(b) mbuf pool back to baseline", m)
     fwd = summ["forwarded"]["egress"] + summ["forwarded"]["ingress"] + summ["forwarded"]["hairpin"]
-    check(summ["tx_packets"] == fwd + summ["naks_sent"], "(b) tx = forwarded + NAKs",
-          "%d, %d + %d" % (summ["tx_packets"], fwd, summ["naks_sent"]))
+    check(summ["tx_packets"] == fwd + summ["naks_sent"] + summ.get("naks_refused", -1000),
+          "(b) tx = forwarded + revocation NAKs + refusal NAKs",
+          "%d, %d + %d + %s" % (summ["tx_packets"], fwd, summ["naks_sent"], summ.get("naks_refused")))
     unexpected = {k: v for k, v in summ["drops"].items() if v and k not in ("not_ip", "revoked", "acl_denied")}
     check(not unexpected, "(b) drops only for the pacing frames and the revoked connections", unexpected)
 
     # Exactly the NAKs expected, on the right ports, well formed.
     kinds = {"L17": NAK_L17, "R33": NAK_R33, "H11": NAK_H11, "H10": NAK_H10}
-    found = {}
+    found, refusals = {}, {}
     for port, paths in outs.items():
         for fr in [fr for path in paths for fr in naks_in(path)]:
             f = fields_of(fr)
+            # A request refused as acl_denied while a reload moves 17 <-> 33 between policies (the
+            # old overlay's ACL still in use while its revocation is lifted, or the new one's before
+            # it is set): a refusal NAK for one of the streams' requests, with the streams' MSN.
+            # (One whose PSN is the revocation NAK's own is told apart by the counts below.)
+            ref = next((k for k, (kport, kf, psns) in REFUSAL_NAKS.items()
+                        if kport == port and f.get("bth.psn") in psns
+                        and all(f.get(k) == v for k, v in kf.items())), None)
+            if ref is not None and not any(kport == port and all(f.get(k) == v for k, v in kf.items())
+                                           for kport, kf in kinds.values()):
+                refusals[ref] = refusals.get(ref, 0) + 1
+                check(icrc_found(fr) == icrc_expected(fr) and ipv4_header_ok(fr),
+                      "(b) refusal NAK: ICRC and IPv4 checksum valid", f)
+                continue
             kind = None
             for name, (kport, kf) in kinds.items():
                 if kport == port and all(f.get(k) == v for k, v in kf.items()):
@@ -615,8 +680,17 @@ def part_bc(build, work):
                   "(b) NAK: 62 bytes to UDP 4791, checksum 0", f)
             check(icrc_found(fr) == icrc_expected(fr), "(b) NAK: ICRC valid (scapy)", f)
             check(ipv4_header_ok(fr), "(b) NAK: IPv4 checksum valid", f)
+    # A refusal NAK with the PSN of a revocation NAK of that direction counts as one too many of that kind.
+    for k in REFUSAL_NAKS:
+        extra = found.get(k, 0) - naks_expected.get(k, 0)
+        if extra > 0:
+            refusals[k] = refusals.get(k, 0) + extra
+            found[k] -= extra
     check(found == naks_expected, "(b) one NAK per endpoint with outstanding requests, per revocation",
           "got %s, want %s" % (found, naks_expected))
+    check(all(v <= 1 for v in refusals.values()) and sum(refusals.values()) == summ.get("naks_refused"),
+          "(b) refusal NAKs: at most one per direction of 17 <-> 33, as many as naks_refused",
+          "%s, naks_refused %s" % (refusals, summ.get("naks_refused")))
 
 
 def main():

@@ -62,6 +62,23 @@ OP_CLASS = {0x00: "send", 0x04: "send", 0x05: "send", 0x17: "send",
 # C9-88: a zero-length RDMA WRITE or READ is not checked and not translated.
 ZERO_LEN_EXEMPT = {0x06, 0x0a, 0x0b, 0x0c}
 
+# RC request opcodes (the request role): everything of the RC transport but
+# the READ responses, ACKNOWLEDGE and ATOMIC ACKNOWLEDGE (0x0d to 0x12).
+RC_RESPONSES = {0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12}
+# Responses with an AETH, whose MSN a refusal's NAK repeats.
+AETH_RESPONSES = {0x0d, 0x0f, 0x10, 0x11, 0x12}
+# Drops answered with a NAK when the frame is an RC request on an RC
+# connection (README "NAKs of refused requests").
+NAK_REASONS = {"mr_unknown", "mr_out_of_bounds", "mr_access_denied", "acl_denied"}
+NAK_SYNDROME = 0x62   # remote access error
+# The switch takes at most this many frames of a port at once (DP_BURST).
+RX_BURST = 32
+
+
+def rc_request(opcode):
+    return opcode < 0x20 and opcode not in RC_RESPONSES
+
+
 SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host", "gsi",
                 "type_mismatch", "mr_unknown", "mr_out_of_bounds", "mr_access_denied",
                 "message_denied", "acl_denied", "revoked", "nonlinear", "tx_failed",
@@ -317,6 +334,56 @@ class Model:
         if verdict == "deny":
             raise Drop("acl_denied")
 
+    def conn_of(self, in_port, f):
+        """
+        The RC connection of an RC frame @f entering @in_port, for the NAK
+        rules: (tenant, sender QP, receiver QP), or None (not RC, or not a
+        connection).  Sender and receiver are the two ends as the frame
+        travels; one direction of a connection is one (sender, receiver).
+        """
+        if (f.opcode & 0xe0) != 0x00:
+            return None
+        try:
+            if in_port != self.uplink["name"]:
+                t = self.port_tenant(in_port)
+                r = self.qps[(t, ip_norm(f.dst), f.dqpn)]
+                lq = self.peer(r)
+                snd, rcv = lq, r
+            else:
+                lq = self.fabric[(ip_norm(f.dst), f.dqpn)]
+                t = lq["tenant"]
+                snd, rcv = self.peer(lq), lq
+        except KeyError:
+            return None
+        if snd["type"] != "rc" or rcv["type"] != "rc":
+            return None
+        return t, snd, rcv
+
+    def nak(self, in_port, f, snd, rcv, msn):
+        """
+        (frame, out port) of the NAK that answers the refused request @f
+        (from @snd to @rcv): as if @rcv had answered, in the requester's
+        view.  From the fabric: out of the uplink with the template of the
+        local end's frames toward the remote host; from a tenant port: out
+        of that port, in the tenant's virtual view.
+        """
+        if in_port == self.uplink["name"]:
+            eth_dst, eth_src, out = self.host_mac(snd["host"]), self.uplink["mac"], self.uplink["name"]
+            src, dst, dqpn = self.host, snd["host"], snd["pqpn"]
+        else:
+            le = self.ep(snd["tenant"], snd["vip"])
+            eth_dst, eth_src, out = le["mac"], self.ports[le["port"]]["mac"], le["port"]
+            src, dst, dqpn = rcv["vip"], snd["vip"], snd["vqpn"]
+        # The request's tags, by TCI; the builder writes 0x88a8 outside when there are two.
+        vl = [(0x8100, vid, prio) for _, vid, prio in f.vlans]
+        if len(vl) == 2:
+            vl[0] = (0x88a8,) + vl[0][1:]
+        n = F(eth_dst=eth_dst, eth_src=eth_src, vlans=vl, src=src, dst=dst,
+              tos=f.tos & 0xfc, ttl=64, ip_id=0, ip_flags="DF", fl=0,
+              sport=0xc000 | (dqpn & 0x3fff), opcode=ACK, m=0, pkey=f.pkey, dqpn=dqpn,
+              psn=f.psn, exts=[aeth(NAK_SYNDROME, msn)])
+        return n, out
+
     def verdict(self, in_port, f):
         """The drop reason the model gives @f, or None if it forwards."""
         try:
@@ -399,6 +466,14 @@ class Scenario:
                             "ingress_bytes": 0, "dropped": 0} for t in model.tenants}
         self.isolation = None
         self._psn = 0x100
+        # Every input in order, for the NAKs (naks()): (port, frame, note,
+        # input index, drop reason or None).
+        self.events = []
+        self.naks = 0
+        # The NAKs the rule gives in arrival order that the switch, which
+        # applies a burst's re-arms before its refusals, does not (and the
+        # other way round); the "nak" scenario has none.
+        self.nak_deviations = []
 
     def psn(self, n=1):
         p = self._psn
@@ -420,6 +495,7 @@ class Scenario:
         ofr, _ = o.build()
         assert len(ofr) == len(fr)
         idx = self._input(port, fr, src, "forward to %s (%s)" % (out, kind), note)
+        self.events.append((port, f, note, idx, None))
         self.outputs[out].append({
             "from": port, "in_index": idx, "note": note, "kind": kind, "tenant": tenant,
             # Order is kept within a flow (one QP's frames), not across flows.
@@ -456,7 +532,8 @@ class Scenario:
         """@f (an F, or (bytes, source)) enters @port and must be dropped for @reason."""
         assert reason in ALL_DROPS, reason
         fr, src = f.build() if isinstance(f, F) else f
-        self._input(port, fr, src, "drop: " + reason, note)
+        idx = self._input(port, fr, src, "drop: " + reason, note)
+        self.events.append((port, f if isinstance(f, F) else None, note, idx, reason))
         self.drops[reason] += 1
         # A drop is the tenant's when it can be said: the tenant of the
         # port, or on the fabric the tenant of the QP the frame was
@@ -468,7 +545,104 @@ class Scenario:
         if t:
             self.tenants[t]["dropped"] += 1
 
+    def schedule(self):
+        """
+        The inputs as the switch meets them, in rx bursts: each loop
+        iteration polls the ports in configuration order and takes up to
+        RX_BURST frames of each (net_pcap reads its file that far).
+        """
+        per = {p: [e for e in self.events if e[0] == p] for p in self.m.port_order}
+        bursts, k = [], 0
+        while any(per.values()):
+            for p in self.m.port_order:
+                if per[p]:
+                    bursts.append(per[p][:RX_BURST])
+                    per[p] = per[p][RX_BURST:]
+            k += 1
+        return bursts
+
+    def nak_run(self, bursts):
+        """
+        The NAKs of refused RC requests, over @bursts: [(event, frame, out
+        port)].  Per direction of a connection (sender, receiver): after a
+        NAK no further NAK until a request of that direction is forwarded.
+        The NAK's MSN is the last one the receiver sent the sender in a
+        forwarded answer (0 if none).  Within a burst, the switch forwards
+        (re-arms, notes MSNs) in stage 4 before it counts drops and sends
+        NAKs in stage 5.
+        """
+        def key(q):
+            return (q["tenant"], q["vip"], q["vqpn"])
+
+        armed_off, msn, res = set(), {}, []
+        for b in bursts:
+            for port, f, note, idx, reason in b:
+                if reason is not None or f is None:
+                    continue
+                c = self.m.conn_of(port, f)
+                if c is None:
+                    continue
+                _, snd, rcv = c
+                if rc_request(f.opcode):
+                    armed_off.discard((key(snd), key(rcv)))
+                elif f.opcode in AETH_RESPONSES:
+                    msn[(key(snd), key(rcv))] = f.ext("AETH")["msn"] & 0xffffff
+            for ev in b:
+                port, f, note, idx, reason = ev
+                if reason not in NAK_REASONS or f is None or not rc_request(f.opcode):
+                    continue
+                c = self.m.conn_of(port, f)
+                if c is None:
+                    continue
+                _, snd, rcv = c
+                half = (key(snd), key(rcv))
+                if half in armed_off:
+                    continue
+                armed_off.add(half)
+                n, out = self.m.nak(port, f, snd, rcv, msn.get((key(rcv), key(snd)), 0))
+                res.append((ev, n, out))
+        return res
+
+    def naks_by_rule_differ(self):
+        """
+        Where the switch's NAKs (nak_run() over rx bursts) and the rule's
+        (the same arrival order, frame by frame) differ, as notes.
+        """
+        bursts = self.schedule()
+        sig = lambda r: [(e[0], e[3], n.build()[0]) for e, n, _ in r]  # noqa: E731
+        a = sig(self.nak_run(bursts))
+        b = sig(self.nak_run([[e] for bu in bursts for e in bu]))
+        res = []
+        for p, i, fr in a:
+            if (p, i, fr) not in b:
+                alt = [x for x in b if x[:2] == (p, i)]
+                res.append("%s input #%d: the switch's burst gives %s, the rule %s" % (
+                    p, i + 1, nak_desc(fr), nak_desc(alt[0][2]) if alt else "no NAK"))
+        for p, i, fr in b:
+            if not any(x[:2] == (p, i) for x in a):
+                res.append("%s input #%d: the rule gives %s, the switch's burst no NAK" % (
+                    p, i + 1, nak_desc(fr)))
+        return res
+
+    def add_naks(self):
+        got = self.nak_run(self.schedule())
+        self.nak_deviations = self.naks_by_rule_differ()
+        for (port, f, note, idx, reason), n, out in got:
+            fr, _ = n.build()
+            t, snd, rcv = self.m.conn_of(port, f)
+            self.outputs[out].append({
+                "from": port, "in_index": idx, "note": "NAK of the refused request (%s): %s" % (reason, note),
+                "kind": "nak", "tenant": t,
+                "flow": "NAK %s %s/%d>%s/%d" % (t, snd["vip"], snd["vqpn"], rcv["vip"], rcv["vqpn"]),
+                "translated": False, "psn": n.psn, "len": len(fr),
+                "icrc_in": "0x%08x" % icrc_found(fr), "icrc_unchanged": False,
+                "fields": fields_of(fr), "hex": fr.hex()})
+            self.naks += 1
+            self.ports[out]["tx_packets"] += 1
+            self.ports[out]["tx_bytes"] += len(fr)
+
     def write(self):
+        self.add_naks()
         files = {}
         for port, lst in self.inputs.items():
             if not lst:
@@ -479,7 +653,7 @@ class Scenario:
         n_rx = sum(len(v) for v in self.inputs.values())
         n_tx = sum(len(v) for v in self.outputs.values())
         n_drop = sum(self.drops.values())
-        assert n_rx == n_tx + n_drop
+        assert n_rx + self.naks == n_tx + n_drop
         doc = {
             "name": self.name, "title": self.title, "config": self.m.rel,
             "switch_args": self.switch_args,
@@ -489,14 +663,22 @@ class Scenario:
             "counters": {
                 "rx_packets": n_rx, "tx_packets": n_tx, "dropped": n_drop,
                 "forwarded": self.fwd, "cnp_forwarded": self.cnp, "mr_translated": self.translated,
+                "naks_refused": self.naks, "naks_sent": 0,
                 "drops": self.drops, "ports": self.ports, "tenants": self.tenants},
         }
         if self.isolation:
             doc["isolation"] = self.isolation
+        if self.nak_deviations:
+            doc["nak_rule_deviations"] = self.nak_deviations
         with open(os.path.join(DATA, self.name + ".json"), "w") as f:
             json.dump(doc, f, indent=1, sort_keys=False)
             f.write("\n")
-        return n_rx, n_tx, n_drop
+        return n_rx, n_tx, n_drop, self.naks, len(self.nak_deviations)
+
+
+def nak_desc(fr):
+    f = fields_of(fr)
+    return "a NAK psn %d msn %d" % (f["bth.psn"], f["aeth.msn"])
 
 
 def payload(tenant, n, psn, pad=0):
@@ -1460,24 +1642,145 @@ def ipv6_ibta15_scenarios():
     return [S]
 
 
+def nak_scenarios():
+    """
+    NAKs of refused RC requests (tests/pipeline/nak.json, nak-ipv6.json).
+    The re-arm steps are RX_BURST frames apart, so that they fall in
+    different rx bursts and the switch's bursts cannot change the outcome:
+    the generator checks that the rule frame by frame gives the same NAKs.
+    """
+    m = Model("tests/pipeline/nak.json")
+    blue = Side(m, "blue", "192.168.1.10", 17)    # .10/17 <-> .20/33, remote
+    acl = Side(m, "blue", "192.168.1.10", 22)     # .10/22 <-> .30/44: .10 may not read
+    b11 = Side(m, "blue", "192.168.1.11", 18)     # hairpin .11/18 -> .10/19: owner .10
+    b10h = Side(m, "blue", "192.168.1.10", 19)    # hairpin .10/19 -> .11/18: owner .11
+    uc = Side(m, "blue", "192.168.1.10", 23)      # UC .10/23 <-> .20/45
+    den = Side(m, "blue", "192.168.1.10", 24)     # .10/24 <-> .40/46, denied both ways
+    red = Side(m, "red", "192.168.1.10", 17)
+    q = lambda vid, prio=0: (0x8100, vid, prio)  # noqa: E731
+
+    def fillers(S, n=RX_BURST):
+        for _ in range(n):
+            S.send("fabric0", red.inc(S, SEND_ONLY, n=16), "filler: red SEND Only (a burst apart)")
+
+    out = []
+    S = Scenario("nak", m, "an RC request refused for an R_Key, bounds, access or ACL reason is "
+                 "answered with one NAK (remote access error, the request's PSN, tags, DSCP and "
+                 "P_Key, the last MSN of the other direction): out of the uplink as if the local "
+                 "QP had answered, or out of the tenant port as if the remote one had; no "
+                 "further NAK until a request of that direction is forwarded; UC, responses and "
+                 "message_denied get none")
+    # The uplink is polled before the tenant port: these answers are seen
+    # before the tenant port's refusals, and after the fabric's first burst.
+    S.send("fabric0", acl.inc(S, ACK, [aeth(0x1f, 0x55)]), ".30 -> .10 ACK, MSN 0x55")
+    S.send("vm-blue-1", blue.out(S, ACK, [aeth(0x1f, 0x77)]), ".10 -> .20 ACK, MSN 0x77")
+    # From the fabric: NAKed out of the uplink, in the fabric view.
+    S.mdrop("fabric0", blue.inc(S, WRITE_ONLY, [reth(W1, 0x9999, 16)], n=16, pkey=0x8001),
+            "mr_unknown", ".20 -> .10 WRITE, rkey 0x9999: NAK to 10.0.0.2 pqpn 8193, P_Key "
+            "0x8001, MSN 0 (.10's ACK is polled after this burst)")
+    S.mdrop("fabric0", blue.inc(S, WRITE_FIRST, [reth(W1 + 0x100000 - 8, K1, 512)], n=256),
+            "mr_out_of_bounds", "refused again, no request forwarded since: no NAK")
+    S.drop("fabric0", blue.inc(S, WRITE_MIDDLE, n=256), "message_denied", "its Middle: no NAK")
+    S.drop("fabric0", blue.inc(S, WRITE_LAST, n=256), "message_denied", "its Last: no NAK")
+    S.send("fabric0", blue.inc(S, ACK, [aeth(0x1f, 3)]),
+           "an answer of .20 to .10 forwarded: re-arms nothing (not a request)")
+    S.mdrop("fabric0", uc.inc(S, UC_WRITE_ONLY, [reth(W1, 0x9999, 16)], n=16), "mr_unknown",
+            "UC .20 -> .10 WRITE, rkey 0x9999: refused silently")
+    S.mdrop("fabric0", den.inc(S, SEND_ONLY, n=16), "acl_denied",
+            ".40 -> .10 SEND on a connection denied both ways: NAK to pqpn 8197")
+    S.drop("fabric0", den.inc(S, SEND_MIDDLE, n=16), "acl_denied",
+           "its SEND Middle: denied too (the connection), no second NAK")
+    S.drop("fabric0", den.inc(S, ACK, [aeth(0x1f, 1)]), "acl_denied",
+           "an ACK on that connection: denied, not a request: no NAK")
+    fillers(S)
+    S.send("fabric0", blue.inc(S, SEND_ONLY, n=32), ".20 -> .10 SEND forwarded: re-arms the NAK")
+    fillers(S)
+    S.mdrop("fabric0", blue.inc(S, CMP_SWAP, [atomic(W1 + 0x100, K1, 1, 2)], vlans=[q(200, 3)]),
+            "mr_access_denied", "802.1Q CmpSwap into a window without remote_atomic: a second "
+            "NAK, tagged vid 200 pcp 3, MSN 0x77 (.10's ACK)")
+    S.mdrop("fabric0", blue.inc(S, READ_REQ, [reth(W1, K1, 0x100001)]), "mr_out_of_bounds",
+            "READ past the end: no NAK, none forwarded since")
+    fillers(S)
+    S.send("fabric0", blue.inc(S, READ_REQ, [reth(W1, K1, 64)]), "READ forwarded: re-arms")
+    fillers(S)
+    S.mdrop("fabric0", blue.inc(S, WRITE_ONLY, [reth(W3 + 0x10, K3, 8)], n=8,
+                                vlans=[(0x88a8, 7, 1), q(8, 2)]), "mr_access_denied",
+            "QinQ WRITE into a window without remote_write: a third NAK, tags 0x88a8 vid 7 "
+            "pcp 1 / 0x8100 vid 8 pcp 2")
+    # From the tenant port: NAKed out of it, in the tenant's view.
+    S.mdrop("vm-blue-1", acl.out(S, READ_REQ, [reth(0x7f6000000000, 0x6000, 64)], pkey=0x8002),
+            "acl_denied", ".10 -> .30 READ, denied by the ACL: NAK from .30 to .10 qp 22, "
+            "P_Key 0x8002, MSN 0x55 (.30's ACK)")
+    S.mdrop("vm-blue-1", acl.out(S, READ_REQ, [reth(0x7f6000000000, 0x6000, 64)]), "acl_denied",
+            "denied again: no NAK")
+    S.send("vm-blue-1", b10h.out(S, ACK, [aeth(0x1f, 9)]), "hairpin .10 -> .11 ACK, MSN 9")
+    S.mdrop("vm-blue-1", b11.out(S, WRITE_ONLY, [reth(W1, 0x5555, 16)], n=16, vlans=[q(100, 5)]),
+            "mr_unknown", "802.1Q hairpin .11 -> .10 WRITE, rkey 0x5555: NAK from .10 to .11 "
+            "qp 18, vid 100, MSN 9")
+    S.mdrop("vm-blue-1", b10h.out(S, WRITE_ONLY, [reth(W2, K2, 16)], n=16,
+                                  vlans=[(0x88a8, 10, 1), q(20, 3)]), "mr_unknown",
+            "QinQ hairpin .10 -> .11 WRITE with .10's own 0x2000 (the owner is .11): NAK from .11 "
+            "to .10 qp 19, MSN 0")
+    S.mdrop("vm-blue-1", uc.out(S, UC_SEND_ONLY, n=16), "acl_denied",
+            "UC .10 -> .20 SEND, denied by the ACL: refused silently")
+    S.mdrop("vm-blue-1", den.out(S, WRITE_ONLY, [reth(0x7f7000000000, 0x7000, 16)], n=16),
+            "acl_denied", ".10 -> .40 WRITE, the connection denied both ways: NAK from .40")
+    for _ in range(RX_BURST):
+        S.send("vm-blue-1", blue.out(S, SEND_ONLY, n=16), "filler: .10 -> .20 SEND Only (a burst apart)")
+    S.send("vm-blue-1", acl.out(S, SEND_ONLY, n=32), ".10 -> .30 SEND forwarded: re-arms")
+    for _ in range(RX_BURST):
+        S.send("vm-blue-1", blue.out(S, SEND_ONLY, n=16), "filler: .10 -> .20 SEND Only (a burst apart)")
+    S.mdrop("vm-blue-1", acl.out(S, READ_REQ, [reth(0x7f6000000000, 0x6000, 32)], vlans=[q(100, 5)]),
+            "acl_denied", "802.1Q READ denied again: a second NAK on that direction, tagged")
+    S.send("vm-red-1", red.out(S, SEND_ONLY, n=32), "red: unaffected")
+    assert not S.naks_by_rule_differ(), (S.name, S.naks_by_rule_differ())
+    out.append(S)
+
+    m6 = Model("tests/pipeline/nak-ipv6.json")
+    g = Side(m6, "green", "fd00:1::10", 17)
+    VA, KEY = 0x7f0000100000, 0x2001
+    S = Scenario("nak_ipv6", m6, "IPv6: refused RC requests NAKed both ways, tagged and not; "
+                 "traffic class DSCP kept, ECN cleared, flow label 0, hop limit 64")
+    S.send("vm-green-1", g.out(S, ACK, [aeth(0x1f, 0x123)]), "ACK, MSN 0x123")
+    S.mdrop("fabric0", g.inc(S, WRITE_ONLY, [reth(VA - 1, KEY, 2)], n=4), "mr_out_of_bounds",
+            "WRITE at addr - 1: NAK to fd00::2 pqpn 8193, MSN 0 (the ACK is polled later)")
+    S.mdrop("vm-green-1", g.out(S, READ_REQ, [reth(0x1000, 0x4444, 64)], vlans=[(0x8100, 42, 6)]),
+            "acl_denied", "802.1Q READ to fd00:1::20, denied by the ACL: NAK from fd00:1::20")
+    for _ in range(RX_BURST):
+        S.send("fabric0", g.inc(S, SEND_ONLY, n=16), "filler: SEND Only (a burst apart)")
+    S.send("fabric0", g.inc(S, SEND_ONLY, n=16), "a forwarded SEND re-arms")
+    for _ in range(RX_BURST):
+        S.send("fabric0", g.inc(S, ACK, [aeth(0x1f, 0x200)]), "filler: ACK (a burst apart)")
+    S.mdrop("fabric0", g.inc(S, FETCH_ADD, [atomic(VA + 0x100000, KEY, 1)],
+                             vlans=[(0x88a8, 5, 0), (0x8100, 6, 7)]), "mr_out_of_bounds",
+            "QinQ FetchAdd past the end: a second NAK, MSN 0x123")
+    assert not S.naks_by_rule_differ(), (S.name, S.naks_by_rule_differ())
+    out.append(S)
+    return out
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     for fn in os.listdir(DATA):
         if fn.endswith((".pcap", ".json")):
             os.unlink(os.path.join(DATA, fn))
     scenarios = (two_tenant_scenarios() + ipv6_scenarios() + ud_scenarios() + ibta15_scenarios()
-                 + ipv6_ibta15_scenarios())
+                 + ipv6_ibta15_scenarios() + nak_scenarios())
     names = [s.name for s in scenarios]
     assert len(set(names)) == len(names)
-    tot = [0, 0, 0]
+    tot = [0, 0, 0, 0, 0]
     for s in scenarios:
         for i, v in enumerate(s.write()):
             tot[i] += v
+        if s.nak_deviations:
+            print("%s: NAKs the switch's per-burst re-arm gives otherwise than the rule in "
+                  "arrival order: %s" % (s.name, "; ".join(s.nak_deviations)))
     with open(os.path.join(DATA, "index.json"), "w") as f:
         json.dump({"scenarios": names, "drop_reasons": ALL_DROPS}, f, indent=1)
         f.write("\n")
-    print("%d scenarios: %d input frames, %d expected outputs, %d expected drops"
-          % (len(names), tot[0], tot[1], tot[2]))
+    print("%d scenarios: %d input frames, %d expected outputs (%d NAKs), %d expected drops; "
+          "%d NAKs where the switch's bursts and the rule differ"
+          % (len(names), tot[0], tot[1], tot[3], tot[2], tot[4]))
 
 
 if __name__ == "__main__":
