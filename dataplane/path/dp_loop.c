@@ -152,7 +152,8 @@ dp_path_run(struct dp_lcore *lc, uint16_t in_port, struct rte_mbuf **pkts, uint1
 
 	b.n = n;
 	b.in_port = in_port;
-	b.uplink = dp.ports[in_port].uplink;
+	/* The overlay's port table: callers without ports of their own (the fuzzer) have only that. */
+	b.uplink = lc->ovl->ports[in_port].uplink;
 	b.tenant = b.uplink ? 0 : lc->ovl->ports[in_port].tenant;
 	for (uint16_t k = 0; k < n; k++)
 		b.p[k].m = pkts[k];
