@@ -553,6 +553,7 @@ main(int argc, char **argv)
 	free(dp.config_path);
 	snprintf(err, sizeof(err), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	dp_xdp_eal_args_free();
 	hugepage_files_remove(strrchr(err, '/') ? strrchr(err, '/') + 1 : err);
 	return 0;
 
@@ -563,5 +564,6 @@ fail_ports:
 	}
 fail_eal:
 	rte_eal_cleanup();
+	dp_xdp_eal_args_free();
 	return 1;
 }

@@ -121,6 +121,27 @@ iface_check(const char *ifname)
 	return 0;
 }
 
+/*
+ * The argument vector handed to EAL and the arguments written for it, kept
+ * to be freed at exit (EAL's getopt reorders the vector, so the strings are
+ * kept apart).
+ */
+static struct {
+	char **argv;
+	char **made;
+	int n_made;
+} eal_args;
+
+void
+dp_xdp_eal_args_free(void)
+{
+	for (int i = 0; i < eal_args.n_made; i++)
+		free(eal_args.made[i]);
+	free(eal_args.made);
+	free(eal_args.argv);
+	memset(&eal_args, 0, sizeof(eal_args));
+}
+
 char **
 dp_xdp_eal_args(int *argc, char **argv)
 {
@@ -128,8 +149,12 @@ dp_xdp_eal_args(int *argc, char **argv)
 	char **out = calloc((size_t)*argc + 1, sizeof(*out));
 	int i;
 
-	if (out == NULL)
+	eal_args.made = calloc((size_t)*argc + 1, sizeof(*eal_args.made));
+	if (out == NULL || eal_args.made == NULL) {
+		free(out);
+		dp_xdp_eal_args_free();
 		return NULL;
+	}
 	for (i = 0; i < *argc; i++) {
 		const char *v = NULL;
 		bool eq = false;
@@ -156,21 +181,26 @@ dp_xdp_eal_args(int *argc, char **argv)
 			if (ifname[0] == '\0')
 				fprintf(stderr, "%s: iface= is required\n", v);
 			free(out);
+			dp_xdp_eal_args_free();
 			return NULL;
 		}
 		if (access(obj, R_OK) != 0) {
 			fprintf(stderr, "net_af_xdp on %s: cannot read the XDP program %s (%s); "
 				"set ROCE_XDP_OBJ to roce_xdp.bpf.o\n", ifname, obj, strerror(errno));
 			free(out);
+			dp_xdp_eal_args_free();
 			return NULL;
 		}
 		if (asprintf(&arg, "%s%s,xdp_prog=%s", eq ? "--vdev=" : "", v, obj) < 0) {
 			free(out);
+			dp_xdp_eal_args_free();
 			return NULL;
 		}
 		out[i] = arg;
+		eal_args.made[eal_args.n_made++] = arg;
 	}
 	out[*argc] = NULL;
+	eal_args.argv = out;
 	return out;
 }
 

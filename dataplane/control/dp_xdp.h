@@ -51,6 +51,9 @@
  */
 char **dp_xdp_eal_args(int *argc, char **argv);
 
+/* Free what dp_xdp_eal_args() made, once EAL is cleaned up. */
+void dp_xdp_eal_args_free(void);
+
 /* True when ethdev port_id is a net_af_xdp port. */
 bool dp_xdp_is_af_xdp(uint16_t port_id);
 
@@ -100,6 +103,7 @@ int dp_xdp_telemetry_init(void);
 #else /* !DP_HAVE_XDP: built without libbpf, libxdp or clang; no port is ours */
 
 static inline char **dp_xdp_eal_args(int *argc __rte_unused, char **argv) { return argv; }
+static inline void dp_xdp_eal_args_free(void) {}
 static inline bool dp_xdp_is_af_xdp(uint16_t port_id __rte_unused) { return false; }
 static inline uint32_t dp_xdp_mbuf_size_max(uint16_t priv_size __rte_unused) { return 0; }
 static inline int dp_xdp_port_prepare(uint16_t port_id __rte_unused, const char *name __rte_unused) { return 0; }
