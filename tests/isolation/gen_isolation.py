@@ -49,11 +49,13 @@ from wire import (  # noqa: E402
     WRITE_ONLY_IMM, READ_REQ, RR_FIRST, RR_MIDDLE, RR_LAST, RR_ONLY, ACK, ATOMIC_ACK, CMP_SWAP,
     FETCH_ADD, SEND_LAST_INV, SEND_ONLY_INV, UC, XRC, UD_SEND_ONLY, UD_SEND_ONLY_IMM, CNP,
     FLUSH, ATOMIC_WRITE, BODY_LEN, write_pcap, ip_ver, ip_extent)
-from model import Cluster, HostModel, Drop, Fwd, norm, VLAN_POLICY  # noqa: E402
+from model import (Cluster, HostModel, Drop, Fwd, norm, VLAN_POLICY, NAK_REASONS,  # noqa: E402
+                   AETH_RESPONSES)
 
 TENANTS = ["blue", "red", "green"]
 MARKERS = {"blue": b"blue", "red": b"red!", "green": b"grn!"}
 MTU_FRAME = 9216            # the switch's default --mbuf-size: the largest linear frame
+RX_BURST = 32               # frames the switch takes from a port at once (DP_BURST)
 HOSTS = {1: {"ip4": "10.0.0.1", "ip6": "fd00::1", "main": "192.168.1.10", "partner": "192.168.1.11",
              "main6": "fd00:1::10"},
          2: {"ip4": "10.0.0.2", "ip6": "fd00::2", "main": "192.168.1.20", "partner": "192.168.1.21",
@@ -168,7 +170,8 @@ def alias6(ip4):
 
 class Record:
     """One input frame and what must happen to it."""
-    __slots__ = ("id", "port", "data", "cls", "outcome", "tenant", "psn", "icrc_bad", "note", "hostile")
+    __slots__ = ("id", "port", "data", "cls", "outcome", "tenant", "psn", "icrc_bad", "note", "hostile",
+                 "frame")
 
     def __init__(self, **kw):
         for k in self.__slots__:
@@ -190,6 +193,11 @@ class Gen:
         self.hostile = 0
         self.by_class = {}
         self.samples = {}       # class -> frames kept for the scapy cross-check
+        # finish(): the NAKs of refused requests, as records of their own
+        # (id, port, psn: the request's; outcome: a Fwd of kind "nak"), and
+        # each port's output in the order the switch sends it.
+        self.nak_records = []
+        self.out_seq = None
 
     # -- ids and bookkeeping
     def next_psn(self):
@@ -225,10 +233,65 @@ class Gen:
             tenant = out.tenant if isinstance(out, (Fwd, Drop)) else None
         self.records.append(Record(id=rid, port=port, data=data, cls=cls, outcome=out, tenant=tenant,
                                    psn=f.psn if f is not None else None, hostile=hostile,
-                                   icrc_bad=bool(f is not None and f.icrc_xor), note=note))
+                                   icrc_bad=bool(f is not None and f.icrc_xor), note=note, frame=f))
         self.hostile += hostile
         self.by_class[cls] = self.by_class.get(cls, 0) + 1
         return out
+
+    def finish(self):
+        """
+        The NAKs of refused RC requests, once every frame is in: the switch
+        takes up to RX_BURST frames of a port at a time, polling its ports
+        in configuration order on one lcore; within a burst it forwards
+        (re-arming a direction's NAK with a forwarded request, noting the
+        MSN of a forwarded answer) before it counts the burst's drops and
+        sends their NAKs, in order.  A direction (sender, receiver) of an RC
+        connection sends one NAK, then none until one of its requests is
+        forwarded; the NAK's MSN is the last the receiver sent the sender
+        (0 if none).  Also each port's output in sending order (out_seq),
+        which phase 2 replays.
+        """
+        def key(q):
+            return (q["tenant"], q["vip"], q["vqpn"])
+
+        per = {p: [r for r in self.records if r.port == p] for p in self.model.port_order}
+        self.out_seq = {p: [] for p in self.model.port_order}
+        silenced, msn = set(), {}
+        while any(per.values()):
+            for p in self.model.port_order:
+                burst, per[p] = per[p][:RX_BURST], per[p][RX_BURST:]
+                for rec in burst:
+                    if not isinstance(rec.outcome, Fwd) or rec.frame is None:
+                        continue
+                    c = self.model.conn_of(p, rec.frame)
+                    if c is None:
+                        continue
+                    if rec.frame.op.request:
+                        silenced.discard((key(c[0]), key(c[1])))
+                    elif rec.frame.opcode in AETH_RESPONSES:
+                        msn[(key(c[0]), key(c[1]))] = rec.frame.ext("AETH")["msn"] & 0xffffff
+                for rec in burst:
+                    out = rec.outcome
+                    if isinstance(out, Fwd):
+                        self.out_seq[out.port].append(rec)
+                        continue
+                    f = rec.frame
+                    if out.reason not in NAK_REASONS or f is None or not f.op.request:
+                        continue
+                    c = self.model.conn_of(p, f)
+                    if c is None or (key(c[0]), key(c[1])) in silenced:
+                        continue
+                    silenced.add((key(c[0]), key(c[1])))
+                    n, nport = self.model.nak_frame(p, f, c[0], c[1], msn.get((key(c[1]), key(c[0])), 0))
+                    nak = Fwd(nport, n, "nak", rec.tenant, False, False)
+                    nak.data = n.build()
+                    self.model.count_nak(nport, len(nak.data))
+                    nrec = Record(id=rec.id, port=p, data=nak.data, cls="NAK of: " + rec.cls, outcome=nak,
+                                  tenant=rec.tenant, psn=f.psn, hostile=rec.hostile, icrc_bad=False,
+                                  note=out.reason + (", " + rec.note if rec.note else ""), frame=n)
+                    self.nak_records.append(nrec)
+                    self.out_seq[nport].append(nrec)
+        return self
 
     # -- the parties
     def qps(self, tenant, **kw):
@@ -299,8 +362,9 @@ class Gen:
         return up["name"], f
 
     def ud_out(self, lq, rq, n=None, **kw):
+        """A tenant's datagram: a Q_Key with bit 31 clear (a controlled one is c_controlled_qkey's)."""
         op = self.rng.choice([UD_SEND_ONLY, UD_SEND_ONLY_IMM])
-        exts = [("DETH", {"qkey": self.rng.randrange(1 << 32), "srcqp": lq["vqpn"]})]
+        exts = [("DETH", {"qkey": self.rng.randrange(1 << 31), "srcqp": lq["vqpn"]})]
         if op == UD_SEND_ONLY_IMM:
             exts.append(("ImmDt", {"imm": self.rng.randrange(1 << 32)}))
         return self.out(lq, rq, op, exts, n=n, **kw)
@@ -315,6 +379,10 @@ class Gen:
     @staticmethod
     def has_memory(vip):
         return norm(vip) in {norm(hv[k]) for hv in HOSTS.values() for k in ("main", "main6")}
+
+    def owner_keys(self, vip):
+        """The rkeys @vip advertises."""
+        return [0x1234] if ip_ver(vip) == 6 else [0x1234, 0x5678]
 
     def owner_window(self, vip, need):
         """(rkey, addr, length) of a window of @vip with access @need (read, write, atomic)."""
@@ -333,14 +401,15 @@ class Gen:
         if uc:
             choices = ["send", "send_imm", "write"]
         if not self.has_memory(owner):
-            choices = [c for c in choices if c not in ("write", "read", "atomic")]
+            # No window to name, and an IETH's R_Key would be unknown to the owner.
+            choices = [c for c in choices if c not in ("write", "read", "atomic", "inv")]
         k = r.choice(choices)
         if k == "send":
             return base | SEND_ONLY, [], None
         if k == "send_imm":
             return base | SEND_ONLY_IMM, [("ImmDt", {"imm": r.randrange(1 << 32)})], None
-        if k == "inv":
-            return SEND_ONLY_INV, [("IETH", {"rkey": r.randrange(1 << 32)})], None
+        if k == "inv":     # an R_Key the owner advertised: translated at the owner's host
+            return SEND_ONLY_INV, [("IETH", {"rkey": r.choice(self.owner_keys(owner))})], None
         if k == "write":
             rkey, addr, length = self.owner_window(owner, "write")
             n = r.randrange(0, 2048)
@@ -376,7 +445,8 @@ class Gen:
         n = 256
         if r.randrange(2) or not self.has_memory(rq["vip"]):
             seq = [(uc | SEND_FIRST, [], n)] + [(uc | SEND_MIDDLE, [], n)] * k
-            last = r.choice([SEND_LAST, SEND_LAST_IMM] + ([] if uc else [SEND_LAST_INV]))
+            last = r.choice([SEND_LAST, SEND_LAST_IMM] + ([] if uc or not self.has_memory(rq["vip"])
+                                                          else [SEND_LAST_INV]))
         else:
             rkey, addr, length = self.owner_window(rq["vip"], "write")
             total = n * (k + 2)
@@ -385,7 +455,7 @@ class Gen:
             seq += [(uc | WRITE_MIDDLE, [], n)] * k
             last = r.choice([WRITE_LAST, WRITE_LAST_IMM])
         ex = {SEND_LAST_IMM: [("ImmDt", {"imm": 5})], WRITE_LAST_IMM: [("ImmDt", {"imm": 6})],
-              SEND_LAST_INV: [("IETH", {"rkey": 0x77})]}.get(last, [])
+              SEND_LAST_INV: [("IETH", {"rkey": r.choice(self.owner_keys(rq["vip"]))})]}.get(last, [])
         seq.append((uc | last, ex, 100))
         return seq
 
@@ -502,6 +572,53 @@ def c_spoof_mac(g):
     f.eth_src = g.rng.choice([m for m in list(EP_MAC.values()) + ["02:00:00:00:bb:10", "ff:ff:ff:ff:ff:ff",
                                                                  "00:00:00:00:00:00"] if m != le["mac"]])
     g.emit(port, f, "forged source MAC", expect="spoofed_source")
+
+
+def c_invalidate(g):
+    """
+    SEND Only, or First ... Last, with Invalidate at the memory's owner (from
+    the fabric, or on a hairpin): an R_Key the owner never advertised (a
+    target key, another endpoint's, any) is mr_unknown; an advertised one is
+    translated (the hairpin partner advertises none: always unknown).
+    """
+    r = g.rng
+    t = r.choice(TENANTS)
+    if r.randrange(2):
+        lq, rq = r.choice(g.hairpins(t))
+        owner, mk = rq["vip"], g.out
+    else:
+        lq, rq = r.choice([c for c in g.remote_conns(t) if c[0]["type"] == "rc"])
+        owner, mk = lq["vip"], g.inc
+    good = g.has_memory(owner) and r.randrange(3) == 0
+    key = r.choice(g.owner_keys(owner)) if good else r.choice([0x9999, 0xa00001, 0xa00112, 0, 0x77])
+    if r.randrange(2):
+        port, f = mk(lq, rq, SEND_FIRST, n=256, pad=0)
+        g.emit(port, f, "a First", hostile=False, expect="fwd")
+        op = SEND_LAST_INV
+    else:
+        op = SEND_ONLY_INV
+    port, f = mk(lq, rq, op, [("IETH", {"rkey": key})], n=64, pad=0)
+    g.emit(port, f, "SEND with Invalidate at the owner, %s R_Key" % ("an advertised" if good else "an unknown"),
+           expect="fwd" if good else "mr_unknown", note="rkey %#x" % key)
+
+
+def c_controlled_qkey(g):
+    """
+    A tenant's datagram with a controlled Q_Key (bit 31): privileged_qkey,
+    which no tenant here has; checked after the sender, so a forged sender
+    with one is still spoofed_source.  (From the fabric a datagram's Q_Key
+    is not checked: c_legit_fabric_ud's are any 32 bits.)
+    """
+    t = g.rng.choice(TENANTS)
+    lq = g.rng.choice([q for q in g.qps(t, type="ud") if g.model.local(q)])
+    rq = g.rng.choice([q for q in g.qps(t, type="ud") if q is not lq and ip_ver(q["vip"]) == ip_ver(lq["vip"])])
+    port, f = g.ud_out(lq, rq)
+    f.ext("DETH")["qkey"] |= 0x80000000
+    if g.rng.randrange(4):
+        g.emit(port, f, "UD with a controlled Q_Key (bit 31)", expect="privileged_qkey")
+    else:
+        f.ext("DETH")["srcqp"] = 99
+        g.emit(port, f, "UD with a controlled Q_Key from an unknown sender QP", expect="spoofed_source")
 
 
 def c_spoof_ud(g):
@@ -683,6 +800,11 @@ def c_mem_edges(g, direction):
     if made is None:
         return
     port, f, what = made
+    if g.rng.randrange(6) == 0:     # tagged: a refusal's NAK carries the request's tags
+        f.vlans = [(0x8100, g.rng.randrange(1, 4095), g.rng.randrange(8))]
+        if g.rng.randrange(2):
+            f.vlans.insert(0, (0x88a8, g.rng.randrange(1, 4095), g.rng.randrange(8)))
+        what += ", %d VLAN tag%s" % (len(f.vlans), "s" if len(f.vlans) > 1 else "")
     out = g.emit(port, f, "memory window edges (%s)" % ("hairpin" if direction == "out" else "fabric"),
                  note=what)
     # A denied First leaves its message denied: Middles and the Last are dropped.
@@ -1122,6 +1244,7 @@ CLASSES = [
     (2, c_mem_unknown_owner), (6, c_seq_nonsense), (3, c_seq_cross_tenant), (5, c_remote_oob),
     (5, c_vlan), (5, c_mixed_ip), (3, c_cross_uplink), (5, c_fab_unmapped), (4, c_fab_not_ours),
     (5, c_fab_wrong_src), (5, c_fab_ud_spoof), (3, c_bad_icrc), (1, c_max_len), (1, c_cnp_bad),
+    (3, c_controlled_qkey), (4, c_invalidate),
     (8, lambda g: c_malformed(g, "tenant")), (5, lambda g: c_malformed(g, "fabric")),
 ]
 
@@ -1149,25 +1272,26 @@ def generate(h, cluster, seed, hostile_min):
             g.emit(port, None, "malformed (%s side)" % side, data=data, reason=reason, note=reason)
     while g.hostile < hostile_min:
         rng.choices(fns, weights)[0](g)
-    return g
+    return g.finish()
 
 
 def relay(src, h, cluster):
     """
     Host @h's input when its uplinks receive what @src's host sent to its
-    uplinks (in the order @src generated it; the switch keeps the order
-    within a connection, which is all the model's state depends on).
+    uplinks, NAKs included, in the order @src's switch sends them
+    (src.out_seq): the NAKs depend on how a port's frames fall into rx
+    bursts, the message state only on the order within a connection.
     """
     g = Gen(h, cluster, random.Random(0), 0)
-    for rec in src.records:
-        out = rec.outcome
-        if not isinstance(out, Fwd) or src.model.ports[out.port]["role"] != "uplink":
+    for port in src.model.port_order:
+        if src.model.ports[port]["role"] != "uplink":
             continue
-        r = g.emit(out.port, out.frame, "from H%d: %s" % (src.h, rec.cls), hostile=rec.hostile, note=rec.note)
-        g.records[-1].tenant = rec.tenant
-        assert g.records[-1].data == out.data
-        del r
-    return g
+        for rec in src.out_seq[port]:
+            out = rec.outcome
+            g.emit(out.port, out.frame, "from H%d: %s" % (src.h, rec.cls), hostile=rec.hostile, note=rec.note)
+            g.records[-1].tenant = rec.tenant
+            assert g.records[-1].data == out.data
+    return g.finish()
 
 
 def write_inputs(g, outdir, prefix):

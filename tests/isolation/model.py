@@ -31,9 +31,29 @@ forwarded frame keeps it (the mbuf still holds it).  Port counters count
 what the wire carries, padding included; tenant byte counters count the
 frame without its padding (the parser's frame_len).
 
-FLUSH and ATOMIC WRITE (IBTA 1.5) parse (wire.OPS has their rows), but
-what the switch's memory check does with them is not settled (docs/wire.md,
-"What the data plane has to change"): the model refuses to predict them.
+C9-88: a zero-length RDMA WRITE or READ request (RETH DMA length 0) names
+no memory: it is neither checked nor translated, even under mr_check
+enforce.  A SEND Last or Only with Invalidate carries an R_Key (IETH): at
+the memory's owner (from the fabric: the local destination; on a hairpin:
+the local destination) it is looked up among the owner's windows by the
+advertised rkey and becomes its target_rkey (counted in mr_translated); an
+unknown key is mr_unknown under enforce, else it passes untranslated.  No
+bounds or access apply to it.
+
+UD: a tenant's datagram whose DETH Q_Key has bit 31 set (a controlled
+Q_Key) is privileged_qkey, after the sender and destination checks, unless
+its tenant has "privileged_qkey": true.
+
+NAKs of refused requests: an RC request on an RC connection dropped as
+mr_unknown, mr_out_of_bounds, mr_access_denied or acl_denied is answered
+with one NAK (nak_frame()); when, is the generator's to say (Gen.finish(),
+gen_isolation.py), since it depends on the order the switch meets frames
+in across ports.
+
+FLUSH and ATOMIC WRITE (IBTA 1.5) parse (wire.OPS has their rows); the
+switch checks FLUSH for the access "flush" and ATOMIC WRITE for
+remote_write, but the suite only sends them malformed and the model refuses
+to predict whole ones.
 """
 
 import ipaddress
@@ -44,14 +64,22 @@ VLAN_POLICY = "forward"
 
 SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host", "gsi",
                 "type_mismatch", "mr_unknown", "mr_out_of_bounds", "mr_access_denied",
-                "message_denied", "nonlinear", "tx_failed"]
+                "message_denied", "nonlinear", "tx_failed", "privileged_qkey"]
 PARSE_DROPS = ["truncated_eth", "truncated_vlan", "too_many_vlans", "not_ip", "truncated_ip",
                "bad_ip_version", "bad_ip_ihl", "ip_fragment", "bad_ip_length", "not_udp",
                "truncated_udp", "bad_udp_length", "not_roce_port", "truncated_bth", "bad_tver",
                "bad_opcode", "truncated_ext", "bad_payload", "bad_pad", "truncated_icrc"]
 ALL_DROPS = PARSE_DROPS + SWITCH_DROPS
 
-ACCESS = {"remote_read": 1, "remote_write": 2, "remote_atomic": 4}
+ACCESS = {"remote_read": 1, "remote_write": 2, "remote_atomic": 4, "flush": 8}
+
+# C9-88: RDMA WRITE First/Only/Only with Immediate and READ request, by their low five bits.
+ZERO_LEN_EXEMPT = {0x06, 0x0a, 0x0b, 0x0c}
+# Drops of an RC request answered with a NAK (AETH syndrome 0x62, remote access error).
+NAK_REASONS = {"mr_unknown", "mr_out_of_bounds", "mr_access_denied", "acl_denied"}
+NAK_SYNDROME = 0x62
+# Responses with an AETH, whose MSN a NAK repeats.
+AETH_RESPONSES = {0x0d, 0x0f, 0x10, 0x11, 0x12}
 
 
 def norm(ip):
@@ -145,6 +173,7 @@ class HostModel:
         self.fwd = {"egress": 0, "ingress": 0, "hairpin": 0}
         self.cnp = 0
         self.translated = 0
+        self.naks = 0
         self.port_ctr = {p: {"rx_packets": 0, "rx_bytes": 0, "tx_packets": 0, "tx_bytes": 0}
                          for p in self.port_order}
         self.tenant_ctr = {t: {"egress_packets": 0, "egress_bytes": 0, "ingress_packets": 0,
@@ -181,6 +210,8 @@ class HostModel:
             if h is None:
                 continue
             length = h["dmalen"] if name == "RETH" else 8
+            if name == "RETH" and length == 0 and (op.code & 0x1f) in ZERO_LEN_EXEMPT:
+                return None, False      # C9-88: names no memory
             need = ACCESS["remote_atomic"] if name == "AtomicETH" else (
                 ACCESS["remote_read"] if op.read else ACCESS["remote_write"])
             mr = self.c.mrs.get((tenant, norm(owner_vip), h["rkey"]))
@@ -199,7 +230,24 @@ class HostModel:
             return None, False
         return None, False
 
-    def message(self, key, port, f, decide):
+    def inv_check(self, tenant, owner_vip, f):
+        """
+        The IETH of a SEND with Invalidate at the memory's owner: (reason or
+        None, translated).  The R_Key is one of the owner's advertised keys,
+        or unknown; no bounds or access apply.
+        """
+        h = f.ext("IETH")
+        if h is None:
+            return None, False
+        mr = self.c.mrs.get((tenant, norm(owner_vip), h["rkey"]))
+        if mr is None or not self.local(self.ep(tenant, owner_vip)):
+            if self.c.tenants[tenant].get("mr_check", "off") == "enforce":
+                return "mr_unknown", False
+            return None, False
+        h["rkey"] = mr["target_rkey"]
+        return None, True
+
+    def message(self, key, port, f, decide, inv=None):
         """
         The request state machine of one direction of one connection: returns
         (drop reason or None, translated).  @decide makes the message-level
@@ -217,11 +265,15 @@ class HostModel:
             why, done = decide()
             st["open"] = op.position == "first"
             st["denied"] = why is not None
-            return why, done
-        why = "message_denied" if st["open"] and st["denied"] else None
-        if op.position == "last":
-            st["open"] = st["denied"] = False
-        return why, False
+        else:
+            why = "message_denied" if st["open"] and st["denied"] else None
+            done = False
+            if op.position == "last":
+                st["open"] = st["denied"] = False
+        # The IETH rides on a Last or Only; checked at the owner when nothing refused the frame.
+        if why is None and inv is not None and f.ext("IETH") is not None:
+            why, done = inv()
+        return why, done
 
     # -- the two packet paths
     def egress(self, port, f):
@@ -243,6 +295,8 @@ class HostModel:
             le, re_ = self.ep(t, lq["vip"]), self.ep(t, r["vip"])
             if not self.local(lq) or le["port"] != port or le["mac"] != f.eth_src:
                 return Drop("spoofed_source", t)
+            if (d["qkey"] & 0x80000000) and not self.c.tenants[t].get("privileged_qkey", False):
+                return Drop("privileged_qkey", t)
             o = f.copy(exts=[(n, dict(a)) for n, a in f.exts])
             o.eth_dst, o.eth_src, out = self.address(re_)
             if self.local(r):
@@ -261,7 +315,8 @@ class HostModel:
         hairpin = self.local(rq)
         o = f.copy(exts=[(n, dict(a)) for n, a in f.exts])
         why, done = self.message(("egress", lq["tenant"], lq["vip"], lq["vqpn"]), port, o,
-                                 lambda: self.mr_check(t, rq["vip"], o) if hairpin else (None, False))
+                                 lambda: self.mr_check(t, rq["vip"], o) if hairpin else (None, False),
+                                 (lambda: self.inv_check(t, rq["vip"], o)) if hairpin else None)
         if why:
             return Drop(why, t)
         o.eth_dst, o.eth_src, out = self.address(re_)
@@ -301,13 +356,71 @@ class HostModel:
             return Drop("type_mismatch", t)
         o = f.copy(exts=[(n, dict(a)) for n, a in f.exts])
         why, done = self.message(("ingress", lq["tenant"], lq["vip"], lq["vqpn"]), port, o,
-                                 lambda: self.mr_check(t, lq["vip"], o))
+                                 lambda: self.mr_check(t, lq["vip"], o),
+                                 lambda: self.inv_check(t, lq["vip"], o))
         if why:
             return Drop(why, t)
         le = self.ep(t, lq["vip"])
         o.eth_dst, o.eth_src, out = self.address(le)
         o.src, o.dst, o.dqpn = rq["vip"], lq["vip"], lq["vqpn"]
         return Fwd(out, o, "ingress", t, done, f.opcode == 0x81)
+
+    # -- NAKs of refused requests
+    def conn_of(self, port, f):
+        """
+        (sender QP, receiver QP) of an RC frame @f that entered @port on an
+        RC connection, as the frame travels; None otherwise.  One direction
+        of a connection is one (sender, receiver).
+        """
+        if f.op is None or f.op.transport != "rc":
+            return None
+        if self.ports[port]["role"] == "uplink":
+            hit = self.fabric_side.get((norm(f.dst), f.dqpn))
+            if hit is None or hit[0] != "conn":
+                return None
+            snd, rcv = hit[2], hit[1]
+        else:
+            t = self.ports[port]["tenant"]
+            hit = self.tenant_side.get((t, norm(f.dst), f.dqpn)) if ip_ver(f.dst) == ip_ver(f.src) else None
+            if hit is None or hit[0] != "conn":
+                return None
+            snd, rcv = hit[1], hit[2]
+        if snd["type"] != "rc" or rcv["type"] != "rc":
+            return None
+        return snd, rcv
+
+    def nak_frame(self, port, f, snd, rcv, msn):
+        """
+        (frame, out port) of the NAK that answers the refused request @f
+        (from @snd to @rcv) as if @rcv had answered, in the requester's view:
+        a fabric request's out of the uplink it came by, with the template
+        of the local end's frames toward the remote host; a tenant's request's
+        out of its own port, from @rcv's vIP to @snd's.  The request's tags
+        (by TCI; the outer TPID 0x88a8 when there are two), DSCP and P_Key;
+        ECN 0, TTL 64, IPv4 id 0 with DF, UDP source port 0xC000 | (DestQP &
+        0x3FFF), UDP checksum 0, AETH syndrome 0x62 with @msn, the request's
+        PSN.
+        """
+        if self.ports[port]["role"] == "uplink":
+            eth_dst, eth_src, out = self.address(self.ep(snd["tenant"], snd["vip"]))
+            src, dst, dqpn = rcv["host"], snd["host"], snd["pqpn"]
+        else:
+            eth_dst, eth_src, out = self.address(self.ep(snd["tenant"], snd["vip"]))
+            src, dst, dqpn = rcv["vip"], snd["vip"], snd["vqpn"]
+        vl = [(0x8100, vid, prio) for _, vid, prio in f.vlans]
+        if len(vl) == 2:
+            vl[0] = (0x88a8,) + vl[0][1:]
+        from wire import Frame
+        n = Frame(eth_dst=eth_dst, eth_src=eth_src, vlans=vl, src=src, dst=dst, tos=f.tos & 0xfc, ttl=64,
+                  ip_id=0, ip_flags=2, fl=0, sport=0xc000 | (dqpn & 0x3fff), opcode=0x11, pkey=f.pkey,
+                  dqpn=dqpn, psn=f.psn, exts=[("AETH", {"syndrome": NAK_SYNDROME, "msn": msn & 0xffffff})])
+        return n, out
+
+    def count_nak(self, out, length):
+        """A NAK the switch sent out of @out: a tx frame, not a forwarded one."""
+        self.naks += 1
+        self.port_ctr[out]["tx_packets"] += 1
+        self.port_ctr[out]["tx_bytes"] += length
 
     def process(self, port, f, length):
         """
@@ -355,6 +468,6 @@ class HostModel:
         tx = sum(p["tx_packets"] for p in self.port_ctr.values())
         return {"rx_packets": rx, "tx_packets": tx, "dropped": sum(self.drops.values()),
                 "forwarded": dict(self.fwd), "cnp_forwarded": self.cnp,
-                "mr_translated": self.translated, "drops": dict(self.drops),
+                "mr_translated": self.translated, "naks_refused": self.naks, "drops": dict(self.drops),
                 "ports": {p: dict(v) for p, v in self.port_ctr.items()},
                 "tenants": {t: dict(v) for t, v in self.tenant_ctr.items()}}

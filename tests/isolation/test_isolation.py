@@ -16,10 +16,12 @@ host's uplink input is what the other host's uplinks sent in phase 1.
 
 Checks, for each of the four runs:
   - every counter of the exit summary equals the model's prediction: drops
-    by reason, forwarded by kind, CNPs, MR translations, per port and per
-    tenant; rx = tx + dropped; the mbuf pool is back to its baseline;
+    by reason, forwarded by kind, CNPs, MR translations, NAKs of refused
+    requests, per port and per tenant; rx + NAKs = tx + dropped; the mbuf
+    pool is back to its baseline;
   - every output frame is exactly (byte for byte) one the model predicted,
     on the port predicted, none is missing, and each flow keeps its order;
+    NAKs of refused RC requests too (gen_isolation.Gen.finish());
   - invariants that need no model, on every frame that comes out: a frame
     on a tenant port is addressed to a QP of that tenant on that port, from
     a vIP (and UD QP) of that tenant, carries that tenant's payload marker
@@ -225,7 +227,7 @@ def describe(frame, by_psn):
 
 
 def check_counters(where, want, got):
-    for k in ("rx_packets", "tx_packets", "dropped", "cnp_forwarded", "mr_translated"):
+    for k in ("rx_packets", "tx_packets", "dropped", "cnp_forwarded", "mr_translated", "naks_refused"):
         R.check(where, "counter " + k, got.get(k) == want[k], "switch %s, model %s" % (got.get(k), want[k]))
     R.check(where, "forwarded egress/ingress/hairpin", got.get("forwarded") == want["forwarded"],
             "switch %s, model %s" % (got.get("forwarded"), want["forwarded"]))
@@ -237,8 +239,16 @@ def check_counters(where, want, got):
             "; ".join(bad))
     R.check(where, "the summary names all %d reasons the model knows" % len(ALL_DROPS),
             set(ALL_DROPS) <= set(d), "missing: %s" % sorted(set(ALL_DROPS) - set(d)))
-    R.check(where, "rx = tx + dropped", got.get("rx_packets") == got.get("tx_packets", 0) + got.get("dropped", 0),
-            "rx %s tx %s dropped %s" % (got.get("rx_packets"), got.get("tx_packets"), got.get("dropped")))
+    R.check(where, "no revocation NAK", got.get("naks_sent") == 0, "naks_sent %s" % got.get("naks_sent"))
+    # NAKs of refused requests are the switch's own frames: sent, not received or forwarded.
+    naks = (got.get("naks_refused") or 0) + (got.get("naks_sent") or 0)
+    R.check(where, "rx + NAKs = tx + dropped",
+            got.get("rx_packets", 0) + naks == got.get("tx_packets", 0) + got.get("dropped", 0),
+            "rx %s NAKs %s tx %s dropped %s" % (got.get("rx_packets"), naks, got.get("tx_packets"),
+                                                got.get("dropped")))
+    fwd = got.get("forwarded") or {}
+    R.check(where, "forwarded + NAKs = tx", sum(fwd.values()) + naks == got.get("tx_packets"),
+            "forwarded %s NAKs %s tx %s" % (sum(fwd.values()), naks, got.get("tx_packets")))
     R.check(where, "dropped = sum of reasons", got.get("dropped") == sum(d.values()),
             "dropped %s, sum %s" % (got.get("dropped"), sum(d.values())))
     for sect, keys in (("ports", ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")),
@@ -341,7 +351,7 @@ def check_run(where, h, g, res, cluster, by_psn):
         return
     check_counters(where, g.model.summary(), summ)
     expected = {p: {} for p in g.model.port_order}
-    for rec in g.records:
+    for rec in g.records + g.nak_records:
         if isinstance(rec.outcome, Fwd):
             expected[rec.outcome.port].setdefault(rec.outcome.data, []).append(rec)
     ports = g.model.ports
@@ -382,7 +392,7 @@ def scapy_crosscheck(gens):
                 if f.build() != scapy_bytes(f):
                     bad.append("%s: input differs from scapy's" % cls)
         done = set()
-        for rec in g.records:
+        for rec in g.records + g.nak_records:
             out = rec.outcome
             if isinstance(out, Fwd) and (rec.cls, out.kind) not in done:
                 done.add((rec.cls, out.kind))
