@@ -72,13 +72,17 @@ dp_rate_check_sync(struct dp_lcore *lc)
 		dp_rate_sync(lc);
 }
 
-/* True while the tenant of this port has full queues: do not poll it. */
+/*
+ * True while the tenant of this port has full queues, or is no longer
+ * shaped and still has frames queued (they leave first, and new frames
+ * would queue behind them for ever at full load): do not poll it.
+ */
 static inline bool
 dp_rate_port_blocked(struct dp_lcore *lc, uint32_t slot, uint64_t now)
 {
 	const struct dp_tenant_rate *tr = &lc->rate.tenants[slot];
 
-	return tr->shaped && (lc->rate.pool_low || shaper_tenant_full(lc->rate.sh, slot, now) ||
+	return tr->shaped && (tr->unshape_pending || lc->rate.pool_low || shaper_tenant_full(lc->rate.sh, slot, now) ||
 			      (tr->cc && shaper_tenant_full(lc->rate.sh2, slot, now)));
 }
 

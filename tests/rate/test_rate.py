@@ -572,7 +572,48 @@ def test_conn_removed(build, work):
               "(5) conn_removed counted once per frame (%d at exit)" % sw.summary["drops"]["conn_removed"])
 
 
-TESTS = (test_tenant_cap, test_qp_cap, test_watchdog, test_conn_removed)
+# ---------------------------------------------------------------------------
+# (7) A tenant that stops being shaped under traffic: what it has queued
+# leaves first, then its frames bypass the shaper; nothing is dropped.
+
+def test_unshape(build, work):
+    name = "unshape"
+    pcap = os.path.join(work, "unshape.pcap")
+    traffic(pcap, (17,), RATE_MIX)
+    shaping = {"watchdog_ms": 60000, "queue_bytes": 4194304}
+    capped = write_json(work, "unshape-capped", config(conns=(17,), tenant_gbps=0.05, shaping=shaping))
+    free = write_json(work, "unshape-free", config(conns=(17,), shaping=shaping))
+    with Switch(build, name, capped, pcap) as sw:
+        p = sw.prefix
+        time.sleep(1.0)
+        t = tenant(p)
+        check(t["shaping"]["queued_bytes"] > 0, "(7) shaped at 50 Mb/s, the tenant has frames queued",
+              t["shaping"]["queued_bytes"])
+        r = reload(p, free)
+        check(r.get("result") == "applied", "(7) the reload that removes the tenant's rate is applied", r)
+        # The queue drains; from then on the tenant's frames no longer enter the shaper.
+        end, t = time.time() + 5, None
+        while time.time() < end:
+            time.sleep(0.2)
+            t = tenant(p)
+            if t["shaping"]["queued_bytes"] == 0:
+                break
+        check(t is not None and t["shaping"]["queued_bytes"] == 0, "(7) its queue drains after the reload",
+              t and t["shaping"]["queued_bytes"])
+        time.sleep(0.3)
+        s0 = telemetry(p, "/roce/stats")
+        time.sleep(0.5)
+        s1 = telemetry(p, "/roce/stats")
+        fwd = s1["forwarded_egress"] - s0["forwarded_egress"]
+        shaped = s1["shaped"] - s0["shaped"]
+        print("(7) after the drain, over 0.5 s: %d frames forwarded, %d through the shaper" % (fwd, shaped))
+        check(fwd > 0 and shaped == 0, "(7) the tenant's frames bypass the shaper once its queue is empty",
+              (fwd, shaped))
+        check(not drops_nonzero(p), "(7) nothing dropped", drops_nonzero(p))
+    sw.exit_checks(())
+
+
+TESTS = (test_tenant_cap, test_qp_cap, test_watchdog, test_conn_removed, test_unshape)
 
 
 def main():
