@@ -22,8 +22,9 @@ the telemetry counters.  At the end (SIGTERM, the exit summary):
   - the mbuf pool is back to its baseline (in_use_end == in_use_start,
     in_use_after_close == 0);
   - RSS is flat after the warm-up: max - min within 1 % of the median;
-  - the counters add up: rx = forwarded + dropped = tx + dropped, dropped is
-    the sum of the named reasons, and the only reasons are those the two
+  - the counters add up: rx = forwarded + dropped = tx - NAKs + dropped (NAKs
+    of revocations and of refused requests, at most one per refusal and some
+    when a READ was refused), dropped is the sum of the named reasons, and the only reasons are those the two
     configurations explain (no_connection: a flow one of them lacks;
     mr_unknown: a READ into the region only B has);
   - no sanitizer report on stderr (for builds with ASan/UBSan).
@@ -319,10 +320,19 @@ def main():
     drops = {k: v for k, v in summ["drops"].items() if v}
     check(summ["rx_packets"] == fwd + summ["dropped"],
           "rx %d = forwarded %d + dropped %d" % (summ["rx_packets"], fwd, summ["dropped"]))
-    # The switch's own frames (NAKs to the requesters of revoked connections) go out too.
-    check(summ["rx_packets"] + summ["naks_sent"] == summ["tx_packets"] + summ["dropped"],
-          "rx %d + NAKs sent %d = tx %d + dropped %d" % (summ["rx_packets"], summ["naks_sent"],
-                                                          summ["tx_packets"], summ["dropped"]))
+    # The switch's own frames go out too: NAKs to the requesters of revoked connections, and
+    # NAKs of refused RC requests (the READ into B's region, refused under A).
+    naks = summ["naks_sent"] + summ.get("naks_refused", -10**12)
+    check(summ["rx_packets"] + naks == summ["tx_packets"] + summ["dropped"],
+          "rx %d + NAKs %d (revocations %d, refusals %s) = tx %d + dropped %d" % (
+              summ["rx_packets"], naks, summ["naks_sent"], summ.get("naks_refused"), summ["tx_packets"],
+              summ["dropped"]))
+    # Each refused READ follows a forwarded WRITE on its connection, which re-arms its NAK; the
+    # switch re-arms per rx burst, so two READs in one burst share one NAK: at most one per refusal.
+    refusable = sum(drops.get(r, 0) for r in ("mr_unknown", "mr_out_of_bounds", "mr_access_denied",
+                                               "acl_denied"))
+    check(0 < summ.get("naks_refused", 0) <= refusable if refusable else summ.get("naks_refused") == 0,
+          "NAKs of refused requests: %s, for %d refusals" % (summ.get("naks_refused"), refusable))
     check(revoke_total < 2 or (summ["revocations"] > 0 and drops.get("revoked", 0) > 0),
           "revocations counted (%d) and their frames dropped as revoked" % summ["revocations"])
     check(summ["dropped"] == sum(summ["drops"].values()), "dropped = the sum of the reasons")
