@@ -23,7 +23,7 @@
 #include <rte_mbuf.h>
 
 #include "bench_world.h"
-#include "dp.h"
+#include "dp_path.h"
 
 #define FRAMES 4096   /* distinct frames cycled through */
 #define ITERS 2000000

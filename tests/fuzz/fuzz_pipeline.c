@@ -58,7 +58,7 @@
 #include <rte_mempool.h>
 #include <rte_net_crc.h>
 
-#include "dp.h"
+#include "dp_path.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
