@@ -58,7 +58,7 @@ to predict whole ones.
 
 import ipaddress
 
-from wire import OPS, FLUSH, ATOMIC_WRITE, ip_ver
+from wire import OPS, FLUSH, ATOMIC_WRITE, Frame, ip_ver
 
 VLAN_POLICY = "forward"
 
@@ -410,7 +410,6 @@ class HostModel:
         vl = [(0x8100, vid, prio) for _, vid, prio in f.vlans]
         if len(vl) == 2:
             vl[0] = (0x88a8,) + vl[0][1:]
-        from wire import Frame
         n = Frame(eth_dst=eth_dst, eth_src=eth_src, vlans=vl, src=src, dst=dst, tos=f.tos & 0xfc, ttl=64,
                   ip_id=0, ip_flags=2, fl=0, sport=0xc000 | (dqpn & 0x3fff), opcode=0x11, pkey=f.pkey,
                   dqpn=dqpn, psn=f.psn, exts=[("AETH", {"syndrome": NAK_SYNDROME, "msn": msn & 0xffffff})])

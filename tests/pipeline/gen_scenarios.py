@@ -552,13 +552,12 @@ class Scenario:
         RX_BURST frames of each (net_pcap reads its file that far).
         """
         per = {p: [e for e in self.events if e[0] == p] for p in self.m.port_order}
-        bursts, k = [], 0
+        bursts = []
         while any(per.values()):
             for p in self.m.port_order:
                 if per[p]:
                     bursts.append(per[p][:RX_BURST])
                     per[p] = per[p][RX_BURST:]
-            k += 1
         return bursts
 
     def nak_run(self, bursts):
