@@ -167,6 +167,13 @@ struct cfg_offload {
 	uint32_t min_rate_mbps; /* and carrying more than this; default CFG_DEFAULT_MIN_RATE_MBPS */
 };
 
+/* "ecmp": what the fabric hashes on. */
+enum cfg_udp_sport { CFG_SPORT_KEEP, CFG_SPORT_QPN };
+
+struct cfg_ecmp {
+	enum cfg_udp_sport udp_sport; /* "udp_sport": "keep" (default) or "qpn" */
+};
+
 struct cfg_shaping {
 	uint32_t watchdog_ms;   /* "watchdog_ms", default CFG_DEFAULT_WATCHDOG_MS, 1..60000 */
 	/* "queue_bytes": a tenant's queue above this backpressures its port; at least 65536 */
@@ -234,6 +241,7 @@ struct cfg {
 	struct cfg_dcqcn dcqcn;
 	struct cfg_offload offload;
 	struct cfg_shaping shaping;     /* top-level optional "shaping" */
+	struct cfg_ecmp ecmp;           /* top-level optional "ecmp" */
 	struct cfg_acl *acls;
 	uint32_t n_acls;
 };

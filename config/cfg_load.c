@@ -189,6 +189,7 @@ static const struct {
 	{ "neighbors", false, load_neighbors },
 	{ "offload", false, cfg_offload_load },
 	{ "shaping", false, cfg_shaping_load },
+	{ "ecmp", false, cfg_ecmp_load },
 };
 
 /* Validate the parsed document @root; consumes nothing. */

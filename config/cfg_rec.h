@@ -49,6 +49,7 @@ bool cfg_udp_port_load(struct cfg_ld *ld, const struct cfg_jv *v, const struct c
 /* "dcqcn"; an invalid one sets ld->quiet_dcqcn. The tenants inherit its parameters. */
 bool cfg_dcqcn_load(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p);
 bool cfg_offload_load(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p);
+bool cfg_ecmp_load(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p);
 bool cfg_shaping_load(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p);
 
 /* tenants[@i] of the section @v (at @p): its defaults are the top-level DCQCN parameters. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Record parsers of the top-level options ("version", "comment",
- * "udp_port", "offload", "shaping") and of neighbors (see cfg_rec.h).
+ * "udp_port", "offload", "shaping", "ecmp") and of neighbors (see cfg_rec.h).
  */
+#include <assert.h>
 #include <inttypes.h>
 
 #include "cfg_rec.h"
@@ -25,11 +26,21 @@ static const struct cfg_field shaping_fields[] = {
 		  .min = 65536),
 };
 
+/* CFG_F_ENUM stores an int. */
+static_assert(sizeof(enum cfg_udp_sport) == sizeof(int), "enum size");
+static const char *const udp_sport_names[] = { "keep", "qpn", NULL };
+
+static const struct cfg_field ecmp_fields[] = {
+	CFG_FIELD(struct cfg_ecmp, "udp_sport", CFG_F_ENUM, CFG_OPTIONAL, udp_sport, .names = udp_sport_names),
+};
+
 static const struct cfg_field udp_port_field =
 	CFG_FIELD(struct cfg, "udp_port", CFG_F_UINT, CFG_OPTIONAL, udp_port, .min = 1);
 static const struct cfg_field offload_field =
 	CFG_FIELD(struct cfg, "offload", CFG_F_OBJECT, CFG_OPTIONAL, offload,
 		  CFG_SUB(offload_fields));
+static const struct cfg_field ecmp_field =
+	CFG_FIELD(struct cfg, "ecmp", CFG_F_OBJECT, CFG_OPTIONAL, ecmp, CFG_SUB(ecmp_fields));
 static const struct cfg_field shaping_field =
 	CFG_FIELD(struct cfg, "shaping", CFG_F_OBJECT, CFG_OPTIONAL, shaping,
 		  CFG_SUB(shaping_fields));
@@ -80,6 +91,13 @@ bool
 cfg_offload_load(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p)
 {
 	cfg_value_parse(&ld->dg, &offload_field, v, p, ld->c);
+	return true;
+}
+
+bool
+cfg_ecmp_load(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p)
+{
+	cfg_value_parse(&ld->dg, &ecmp_field, v, p, ld->c);
 	return true;
 }
 

@@ -111,6 +111,25 @@ rewrite_init(struct ovl_rewrite *rw, const struct ovl_ip *old_src, const struct 
 	rw->ip_csum_diff = lo.len == 4 ? roce_csum_diff(a + lo.src, b + lo.src, 8) : 0;
 }
 
+/*
+ * The fabric's entropy for a connection between physical QPNs @lp and @rp:
+ * a UDP source port in 0xC000-0xFFFF (the range RoCEv2 RNICs use) and an
+ * IPv6 flow label, from a mix of both QPNs.  Two tenants that reuse the same
+ * vIPs and vQPNs between two hosts have different pqpns, so their flows
+ * hash apart.
+ */
+static void
+ecmp_init(struct ovl_rewrite *rw, uint32_t lp, uint32_t rp)
+{
+	uint32_t h = (lp * 0x9e3779b1u) ^ (rp * 0x85ebca6bu);
+
+	h ^= h >> 15;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 13;
+	rw->udp_sport = (uint16_t)(0xc000u | (h & 0x3fffu));
+	rw->flow_label = (h >> 12) & 0xfffffu;
+}
+
 static const uint8_t *
 neighbor_mac(const struct cfg *c, const struct ovl_ip *host, const struct ovl_port *uplink)
 {
@@ -277,6 +296,8 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 			rewrite_init(&cn->egress, &le->vip, &re->vip, r->vqpn, &le->vip, &re->vip, r->vqpn);
 		else
 			rewrite_init(&cn->egress, &le->vip, &re->vip, r->vqpn, &le->host, &re->host, r->pqpn);
+		if (!r->local && c->ecmp.udp_sport == CFG_SPORT_QPN)
+			ecmp_init(&cn->egress, l->pqpn, r->pqpn);
 		memcpy(cn->egress.eth, re->eth, 12);
 		cn->egress.port = re->out_port;
 		/* L's frames are found by their destination, R. */

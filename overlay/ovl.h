@@ -85,6 +85,13 @@ struct ovl_rewrite {
 	uint32_t ip_csum_diff;    /* IPv4 header checksum difference */
 	uint16_t port;            /* output port index (configuration order) */
 	bool changes_icrc;        /* false for hairpin: only MACs change */
+	/*
+	 * "ecmp": {"udp_sport": "qpn"}: the UDP source port (and for IPv6 the
+	 * flow label) the frame leaves with, from both physical QPNs, as RNICs
+	 * derive theirs; 0: the sender's are kept.
+	 */
+	uint16_t udp_sport;
+	uint32_t flow_label;
 };
 
 struct ovl_tenant {

@@ -54,6 +54,27 @@ ipv4_csum_adjust(uint8_t *data, const struct roce_pkt *pkt, uint32_t diff)
 void dp_udp_csum_fix(uint8_t *data, const struct roce_pkt *pkt);
 
 /*
+ * The connection's own UDP source port (covered by the ICRC: its change
+ * joins @d) and IPv6 flow label (masked out of the ICRC), "ecmp".
+ */
+static inline void
+ecmp_apply(uint8_t *data, const struct roce_pkt *pkt, const struct ovl_rewrite *rw, struct roce_icrc_delta *d)
+{
+	uint8_t *udp = data + pkt->l4_off, old[2] = { udp[0], udp[1] };
+
+	udp[0] = (uint8_t)(rw->udp_sport >> 8);
+	udp[1] = (uint8_t)rw->udp_sport;
+	roce_icrc_delta_add(d, pkt->l4_off, old, udp, 2);
+	if (pkt->ip_ver == 6) {
+		uint8_t *ip = data + pkt->l3_off;
+
+		ip[1] = (uint8_t)((ip[1] & 0xf0) | (rw->flow_label >> 16));
+		ip[2] = (uint8_t)(rw->flow_label >> 8);
+		ip[3] = (uint8_t)rw->flow_label;
+	}
+}
+
+/*
  * Apply a connection's rewrite and start the ICRC difference @d with it.
  * The caller has checked that the frame's addresses and DestQP are the ones
  * the template was built from, so the precomputed differences hold.
@@ -95,6 +116,8 @@ rewrite_apply(uint8_t *data, const struct roce_pkt *pkt, const struct ovl_rewrit
 	}
 	if (pkt->ip_ver == 4)
 		ipv4_csum_adjust(data, pkt, rw->ip_csum_diff);
+	if (unlikely(rw->udp_sport))
+		ecmp_apply(data, pkt, rw, d);
 }
 
 /* Seal the frame: the new ICRC, and the UDP checksum if the sender set one. */
