@@ -198,7 +198,8 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		}
 	}
 
-	if (table_init(&o->by_ep, c->n_endpoints) || table_init(&o->by_tenant, c->n_qps) ||
+	/* by_ep holds two keys per endpoint: its vip, and its host (OVL_EP_HOST). */
+	if (table_init(&o->by_ep, 2 * c->n_endpoints) || table_init(&o->by_tenant, c->n_qps) ||
 	    table_init(&o->by_fabric, c->n_qps) || table_init(&o->by_mr, c->n_mrs))
 		FAIL("out of memory");
 
@@ -239,6 +240,9 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		k = ovl_key_make(e->vip.b, ip_len(&e->vip), e->tenant, 0);
 		if (table_insert(&o->by_ep, &k, i) != OVL_NONE)
 			FAIL("endpoints[%u]: duplicate vip", i);
+		/* The first of the tenant's endpoints on each host speaks for the host (UD CNPs). */
+		k = ovl_key_make(e->host.b, ip_len(&e->host), e->tenant, OVL_EP_HOST);
+		table_insert(&o->by_ep, &k, i);
 	}
 
 	for (uint32_t i = 0; i < c->n_qps; i++) {

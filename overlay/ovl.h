@@ -320,6 +320,22 @@ ovl_lookup_endpoint(const struct ovl *o, uint32_t tenant, const uint8_t *vip, un
 	return ovl_table_lookup(&o->by_ep, &k);
 }
 
+/* In by_ep, the id of a host key (a vip key has 0). */
+#define OVL_EP_HOST 1u
+
+/*
+ * The first endpoint (in configuration order) of @tenant on host @host, or
+ * OVL_NONE: who speaks, in the tenant's view, for a frame from that host
+ * that names no QP of its sender (a CNP to a UD QP).
+ */
+static inline uint32_t
+ovl_lookup_tenant_host(const struct ovl *o, uint32_t tenant, const uint8_t *host, unsigned len)
+{
+	struct ovl_key k = ovl_key_make(host, len, tenant, OVL_EP_HOST);
+
+	return ovl_table_lookup(&o->by_ep, &k);
+}
+
 /* Index of the host IP @ip among ours, or -1. */
 static inline int
 ovl_host_index(const struct ovl *o, const uint8_t *ip, unsigned len)

@@ -8,7 +8,10 @@
 #include "dp_rate.h"
 #include "dp_rewrite.h"
 
-/* UD: rename the addresses, DestQP and the DETH source QPN, field by field. */
+/*
+ * UD: rename the addresses, DestQP and the DETH source QPN (none for a CNP:
+ * @srcqp UINT32_MAX), field by field.
+ */
 static void
 ud_rename(uint8_t *data, const struct roce_pkt *pkt, const uint8_t *eth, const uint8_t *new_src,
 	  const uint8_t *new_dst, uint32_t dqpn, uint32_t srcqp, struct roce_icrc_delta *d)
@@ -30,9 +33,78 @@ ud_rename(uint8_t *data, const struct roce_pkt *pkt, const uint8_t *eth, const u
 	memcpy(old, (uint8_t *)bth + 5, 3);
 	roce_bth_set_dqpn(bth, dqpn);
 	roce_icrc_delta_add(d, pkt->bth_off + 5, old, (uint8_t *)bth + 5, 3);
+	if (srcqp == UINT32_MAX)
+		return;
 	memcpy(old, (uint8_t *)deth + 5, 3);
 	roce_deth_set_srcqp(deth, srcqp);
 	roce_icrc_delta_add(d, (uint32_t)((uint8_t *)deth - data) + 5, old, (uint8_t *)deth + 5, 3);
+}
+
+/*
+ * A CNP from a tenant to a UD QP @r (its DestQP is the sender of the
+ * traffic that was marked).  A CNP has no DETH, so its sender is checked by
+ * address: an endpoint of the tenant on this port, with its MAC.  It leaves
+ * like the UD frames of that endpoint, without a DETH to rename.
+ */
+static enum dp_drop
+ud_cnp_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct dp_pkt *p,
+	      const struct ovl_qp *r, const struct ovl_endpoint *re)
+{
+	uint8_t *data = p->data;
+	uint32_t ei = ovl_lookup_endpoint(o, r->tenant, ip_src(data, &p->pkt), ip_addr_len(&p->pkt));
+	const struct ovl_endpoint *le = ei == OVL_NONE ? NULL : &o->endpoints[ei];
+	struct dp_tenant_stats *ts = &lc->tenant_stats[o->tenants[r->tenant].slot];
+	struct roce_icrc_delta d;
+
+	if (le == NULL || !le->local || le->port != in_port || !dp_mac_eq(data + 6, le->mac))
+		return DP_DROP_SPOOFED_SOURCE;
+	if (!re->reachable)
+		return DP_DROP_NO_CONNECTION;
+	roce_icrc_delta_init(&d);
+	if (r->local)
+		rte_memcpy(data, re->eth, 12);
+	else
+		ud_rename(data, &p->pkt, re->eth, le->host.b, re->host.b, r->pqpn, UINT32_MAX, &d);
+	frame_finish(data, &p->pkt, &d);
+	p->out = re->out_port;
+	ts->egress_pkts++;
+	ts->egress_bytes += p->pkt.frame_len;
+	if (r->local) {
+		ts->ingress_pkts++;
+		ts->ingress_bytes += p->pkt.frame_len;
+		lc->stats.fwd_hairpin++;
+	} else {
+		lc->stats.fwd_egress++;
+	}
+	lc->stats.cnp_forwarded++;
+	return DP_DROP_NONE;
+}
+
+/*
+ * A CNP from the fabric to the local UD QP @l.  Its sender is named by its
+ * host alone: in the tenant's view it comes from the tenant's first endpoint
+ * on that host, and a host with none of the tenant's endpoints does not
+ * speak for it.  The tenant's RNIC, whose QP it names, reacts to it.
+ */
+static enum dp_drop
+ud_cnp_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, const struct ovl_qp *l,
+	       const struct ovl_endpoint *le)
+{
+	uint8_t *data = p->data;
+	uint32_t ei = ovl_lookup_tenant_host(o, l->tenant, ip_src(data, &p->pkt), ip_addr_len(&p->pkt));
+	struct roce_icrc_delta d;
+
+	if (ei == OVL_NONE || o->endpoints[ei].local)
+		return DP_DROP_SPOOFED_SOURCE;
+	roce_icrc_delta_init(&d);
+	ud_rename(data, &p->pkt, le->eth, o->endpoints[ei].vip.b, le->vip.b, l->vqpn, UINT32_MAX, &d);
+	frame_finish(data, &p->pkt, &d);
+	p->out = le->out_port;
+	lc->tenant_stats[p->tslot].ingress_pkts++;
+	lc->tenant_stats[p->tslot].ingress_bytes += p->pkt.frame_len;
+	lc->stats.fwd_ingress++;
+	lc->stats.cnp_forwarded++;
+	return DP_DROP_NONE;
 }
 
 enum dp_drop
@@ -47,6 +119,8 @@ dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct 
 	struct roce_icrc_delta d;
 	uint32_t v;
 
+	if (unlikely(pkt->opcode == ROCE_OP_CNP))
+		return ud_cnp_egress(lc, o, in_port, p, r, re);
 	if (!deth)
 		return DP_DROP_TYPE_MISMATCH;
 	v = ovl_lookup_tenant(o, r->tenant, ip_src(data, pkt), alen, roce_deth_srcqp(deth));
@@ -105,6 +179,8 @@ dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, uint32
 	if (!l->local)
 		return DP_DROP_NO_CONNECTION;
 	p->tslot = o->tenants[l->tenant].slot;
+	if (unlikely(pkt->opcode == ROCE_OP_CNP))
+		return ud_cnp_ingress(lc, o, p, l, le);
 	if (!deth)
 		return DP_DROP_TYPE_MISMATCH;
 	/* The sender is a remote QP of the same tenant; local ones use the hairpin. */

@@ -403,6 +403,15 @@ class Model:
         if in_port != self.uplink["name"]:
             t = self.port_tenant(in_port)
             r = self.qps[(t, ip_norm(f.dst), f.dqpn)]
+            if f.opcode == CNP and r["type"] == "ud":
+                # A CNP to a UD QP: no DETH, its sender is the endpoint of its source vIP.
+                le, re_ = self.ep(t, f.src), self.ep(t, r["vip"])
+                assert le["port"] == in_port and le["mac"] == f.eth_src
+                o.eth_dst, o.eth_src, out = self.to_endpoint(re_)
+                if self.local(re_):
+                    return o, out, "hairpin", False, t
+                o.src, o.dst, o.dqpn = self.host, ip_norm(re_["host"]), r["pqpn"]
+                return o, out, "egress", False, t
             if ud:
                 lq = self.qps[(t, ip_norm(f.src), f.ext("DETH")["srcqp"])]
             else:
@@ -426,6 +435,13 @@ class Model:
         assert ip_norm(f.dst) == self.host
         lq = self.fabric[(self.host, f.dqpn)]
         t = lq["tenant"]
+        if f.opcode == CNP and lq["type"] == "ud":
+            # From the tenant's first endpoint (configuration order) on the sending host.
+            snd = next(e for (et, _), e in self.eps.items() if et == t and ip_norm(e["host"]) == ip_norm(f.src))
+            le = self.ep(t, lq["vip"])
+            o.eth_dst, o.eth_src, out = self.to_endpoint(le)
+            o.src, o.dst, o.dqpn = ip_norm(snd["vip"]), lq["vip"], lq["vqpn"]
+            return o, out, "ingress", False, t
         if ud:
             r = self.fabric[(ip_norm(f.src), f.ext("DETH")["srcqp"])]
             assert r["tenant"] == t
@@ -1338,6 +1354,23 @@ def ud_scenarios():
                             vlans=[(0x8100, 3, 0)]), "802.1Q UD with IPv4 options from the fabric")
     S.send("vm-blue-1", rc.out(S, SEND_ONLY, n=64), "RC to .30 (gateway MAC)")
     S.send("fabric0", rc.inc(S, SEND_ONLY, n=64), "RC from .30")
+    # CNPs name UD QPs too, and have no DETH: the sender is known by address.
+    psn = S.psn()
+    S.send("vm-blue-1", F(eth_src=B1[3], eth_dst=m.ports["vm-blue-1"]["mac"], src=B1[2], dst="192.168.1.20",
+                          opcode=CNP, dqpn=42, psn=0, becn=1, exts=CNP_EXTS, **vary(psn)),
+           "CNP from blue .10 to .20's UD QP 42: DestQP 6001, from this host")
+    psn = S.psn()
+    S.send("vm-blue-1", F(eth_src=B1[3], eth_dst=m.ports["vm-blue-1"]["mac"], src=B1[2], dst="192.168.1.11",
+                          opcode=CNP, dqpn=41, psn=0, becn=1, exts=CNP_EXTS, **vary(psn)),
+           "CNP from blue .10 to .11's UD QP 41: hairpin")
+    psn = S.psn()
+    S.send("fabric0", F(eth_src=m.host_mac("10.0.0.2"), eth_dst=m.uplink["mac"], src="10.0.0.2", dst=m.host,
+                        opcode=CNP, dqpn=5001, psn=0, becn=1, exts=CNP_EXTS, **vary(psn)),
+           "CNP from host 10.0.0.2 to blue's UD pqpn 5001: from .20 (blue's endpoint there) to .10/40")
+    psn = S.psn()
+    S.send("fabric0", F(eth_src=m.host_mac("10.0.0.2"), eth_dst=m.uplink["mac"], src="10.0.0.2", dst=m.host,
+                        opcode=CNP, dqpn=5003, psn=0, becn=1, exts=CNP_EXTS, **vary(psn)),
+           "CNP to red's UD pqpn 5003: from red's .20")
     out.append(S)
 
     S = Scenario("ud_drops", m, "UD drops: unknown sender (spoofed_source), a QP sending from "
@@ -1371,6 +1404,14 @@ def ud_scenarios():
     S.drop("fabric0", ud_in(S, "blue", "10.0.0.2", 6001, 5009), "no_connection", "pqpn 5009")
     S.drop("vm-blue-1", ud_out(S, *B1, 40, "192.168.1.20", 42, qkey=0x80010000), "privileged_qkey",
            "a controlled Q_Key (bit 31) from a tenant without privileged_qkey")
+    psn = S.psn()
+    S.drop("vm-blue-1", F(eth_src="02:00:00:00:aa:99", eth_dst=m.ports["vm-blue-1"]["mac"], src=B1[2],
+                          dst="192.168.1.20", opcode=CNP, dqpn=42, psn=0, becn=1, exts=CNP_EXTS, **vary(psn)),
+           "spoofed_source", "a CNP to a UD QP from another MAC")
+    psn = S.psn()
+    S.drop("fabric0", F(eth_src=m.host_mac("10.0.0.9"), eth_dst=m.uplink["mac"], src="10.0.0.9", dst=m.host,
+                        opcode=CNP, dqpn=5001, psn=0, becn=1, exts=CNP_EXTS, **vary(psn)),
+           "spoofed_source", "a CNP to a UD QP from a host where blue has no endpoint")
     S.send("vm-blue-1", ud_out(S, *B1, 40, "192.168.1.20", 42, qkey=0x7fff0000),
            "Q_Key with bit 31 clear: forwarded")
     S.send("vm-blue-1", ud_out(S, *B1, 40, "192.168.1.20", 42), "control")
