@@ -69,7 +69,8 @@
 	X(SHAPING_DETACHED, "shaping_detached") \
 	X(CONN_REMOVED, "conn_removed") \
 	X(SHUTDOWN, "shutdown") \
-	X(PRIVILEGED_QKEY, "privileged_qkey")
+	X(PRIVILEGED_QKEY, "privileged_qkey") \
+	X(XDP_DENIED, "xdp_denied")
 
 enum dp_drop {
 	DP_DROP_NONE = 0,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dp.h"
+#include "dp_xdp.h"
 
 struct dp dp;
 
@@ -36,6 +37,8 @@ dp_stats_sum(struct dp_stats *sum)
 		for (size_t i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
 			dst[i] += src[i];
 	}
+	/* Dropped by the XDP programs, in the driver: their counters are in BPF maps. */
+	sum->drops[DP_DROP_XDP_DENIED] = dp_xdp_denied_total();
 }
 
 void

@@ -39,6 +39,8 @@ struct xdp_port {
 
 static struct xdp_port xports[RTE_MAX_ETHPORTS];
 static pthread_mutex_t xlock = PTHREAD_MUTEX_INITIALIZER;
+/* Frames the programs of stopped ports denied: the exit summary comes after the ports stop. */
+static uint64_t denied_stopped;
 
 /* Reads (set == false) or sets the IFF_PROMISC flag of ifname. */
 static int
@@ -364,7 +366,11 @@ dp_xdp_port_stop(uint16_t port_id)
 
 	if (!p->is_af_xdp)
 		return;
+	uint64_t v[ROCE_XDP_CTR_COUNT];
+
 	pthread_mutex_lock(&xlock);
+	if (p->x != NULL && roce_xdp_stats_read(p->x, v) == 0)
+		denied_stopped += v[ROCE_XDP_CTR_DENIED];
 	roce_xdp_free(p->x);
 	p->x = NULL;
 	/* net_af_xdp set IFF_PROMISC for rte_eth_promiscuous_enable(): undo it. */
@@ -450,9 +456,10 @@ dp_xdp_reload(const struct ovl *o, const struct ovl *old)
 uint64_t
 dp_xdp_denied_total(void)
 {
-	uint64_t v[ROCE_XDP_CTR_COUNT], sum = 0;
+	uint64_t v[ROCE_XDP_CTR_COUNT], sum;
 
 	pthread_mutex_lock(&xlock);
+	sum = denied_stopped;
 	for (uint32_t i = 0; i < RTE_MAX_ETHPORTS; i++)
 		if (xports[i].x != NULL && roce_xdp_stats_read(xports[i].x, v) == 0)
 			sum += v[ROCE_XDP_CTR_DENIED];

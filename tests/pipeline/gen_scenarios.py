@@ -83,7 +83,7 @@ SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host
                 "type_mismatch", "mr_unknown", "mr_out_of_bounds", "mr_access_denied",
                 "message_denied", "acl_denied", "revoked", "nonlinear", "tx_failed",
                 "shaping_watchdog", "shaping_overflow", "shaping_nobufs", "shaping_detached",
-                "conn_removed", "shutdown", "privileged_qkey"]
+                "conn_removed", "shutdown", "privileged_qkey", "xdp_denied"]
 
 
 def parse_error_names():

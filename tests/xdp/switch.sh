@@ -136,6 +136,8 @@ check "switch: a revoked connection's frames are dropped by the program (denied 
 	test $(($(xtel fabric0 denied) - d0)) -eq 6
 check "switch: ... and never reach the switch's rx" test "$(sw_rx 0)" -eq "$r0"
 check "switch: ... nor the tenant" $FR rcheck "$TMP/revoked.pcap" 192.168.1.20 192.168.1.10 17 0
+check "switch: the switch counts them under the drop reason xdp_denied" \
+	test "$(tel xdpsw /roce/drops | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['xdp_denied'])")" -ge 6
 tel xdpsw "/roce/unrevoke,blue,192.168.1.10,17" >/dev/null
 check "switch: undoing the revocation empties the deny map" test "$(xtel fabric0 deny_entries)" -eq 0
 capture xdpT xdpv3 "$TMP/restored.pcap" 2
