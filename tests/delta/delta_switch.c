@@ -53,5 +53,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "--etcd %s: no URL\n", etcd);
 		return 1;
 	}
-	return dp_switch_main(n, av);
+	n = dp_switch_main(n, av);
+	free(av);
+	return n;
 }

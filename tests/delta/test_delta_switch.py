@@ -214,6 +214,8 @@ def main():
                     c["egress_packets"] >= last_pkts
                 last_pkts = c["egress_packets"] if c else last_pkts
             up = i % 2 == 0
+            # Paced so that the batches span dumpcap's sample (a few seconds), which ends by itself.
+            time.sleep(0.004)
             t0 = time.perf_counter()
             r = ctl.ask(json.dumps(UP if up else DOWN))
             lat.append(time.perf_counter() - t0)
@@ -232,18 +234,21 @@ def main():
               "the untouched connection kept its state: %s -> %s" % (first, c))
         time.sleep(0.3)
     finally:
-        if dumpcap:
-            dumpcap.send_signal(signal.SIGINT)
-            try:
-                dumpcap.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                dumpcap.kill()
+        # The switch goes first: a dumpcap that leaves while the switch forwards races with the
+        # switch's pdump callback in DPDK 22.11 (rte_pcapng_copy into the leaving dumpcap's pool).
         sw.send_signal(signal.SIGTERM)
         try:
             out, err = sw.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             sw.kill()
             out, err = sw.communicate()
+        if dumpcap:
+            dumpcap.send_signal(signal.SIGINT)
+            try:
+                dumpcap.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                dumpcap.kill()
+                dumpcap.wait()
         shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
     check(sw.returncode == 0, "the switch exits cleanly (%s): %s" % (sw.returncode, err[-500:]))
     check(not os.path.exists(sock), "the control socket is removed at exit")
