@@ -227,7 +227,8 @@ struct dp_cnp_timer {
 	uint32_t state;
 	uint32_t conn;
 	const struct ovl *ovl;
-	uint16_t sport, tci;  /* as the marked frame had them: the CNP takes its path back */
+	uint16_t sport;       /* as the marked frame had them: the CNP takes its path back */
+	uint16_t tci[2];
 	uint8_t n_vlan;
 };
 

@@ -32,13 +32,13 @@ dp_cc_rp_cnp(struct dp_lcore *lc, uint32_t slot, uint32_t id)
 /* A CNP for connection @c to the sender (R's host and pqpn), queued for after the burst. */
 static void
 cnp_send(struct dp_lcore *lc, const struct ovl *o, const struct ovl_conn *c, const struct dp_tenant_rate *tr,
-	 uint16_t sport, uint8_t n_vlan, uint16_t tci)
+	 uint16_t sport, uint8_t n_vlan, const uint16_t tci[2])
 {
 	struct dp_rate_lcore *r = &lc->rate;
 	const struct ovl_rewrite *w = &c->egress;
 	struct roce_frame_spec spec = {
 		.n_vlan = n_vlan,
-		.vlan_tci = { tci },
+		.vlan_tci = { tci[0], tci[1] },
 		.ip_ver = w->ip_ver,
 		.ttl = 64,
 		.udp_sport = sport,
@@ -149,15 +149,16 @@ dp_cc_ingress(struct dp_lcore *lc, const struct ovl *o, uint32_t ci, uint8_t *da
 
 	struct dp_cc_state *cs = dp_cc_state(c->state);
 	uint16_t sport = (uint16_t)(data[pkt->l4_off] << 8 | data[pkt->l4_off + 1]);
-	uint16_t tci = pkt->n_vlan ? pkt->vlan_tci[0] : 0;
+	/* Both tags of a QinQ frame: the CNP goes back the way the marked frame came. */
+	const uint16_t *tci = pkt->vlan_tci;
 	bool was_pending = cs->np.np.pending;
 
 	if (dcqcn_np_on_ce(&cs->np.np, &tr->prof, r->now_ns, &cs->np.ctr))
-		cnp_send(lc, o, c, tr, sport, pkt->n_vlan ? 1 : 0, tci);
+		cnp_send(lc, o, c, tr, sport, pkt->n_vlan, tci);
 	else if (cs->np.np.pending && !was_pending)
 		timer_push(r, (struct dp_cnp_timer){ .due = dcqcn_np_next_deadline(&cs->np.np, &tr->prof),
 						     .state = c->state, .conn = ci, .ovl = o, .sport = sport,
-						     .n_vlan = pkt->n_vlan ? 1 : 0, .tci = tci });
+						     .n_vlan = pkt->n_vlan, .tci = { tci[0], tci[1] } });
 	if (!tr->ce_keep) {
 		ecn_set(l3, v6, DCQCN_ECN_ECT0);
 		lc->stats.ce_cleared++;

@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""
+The notification point's CNPs go back the way the marked frame came: a
+CE-marked frame from the fabric with one 802.1Q tag or two (QinQ) gets a CNP
+with the same tags (VIDs kept, the 802.1p priority cnp_802p_prio), as well as
+an untagged one.
+
+examples/two-tenants.json (DCQCN on, NVIDIA profile, CNPs delivered to the
+tenant too) runs on net_pcap; the fabric sends blue's connection 17 <-> 33
+(pqpn 4097 here, 8193 on host 10.0.0.2) three CE-marked SEND Only frames,
+untagged, with one tag and with two, far enough apart in PSN but back to
+back in time; the CNP window (min_time_between_cnps) is set to 0 so that
+each gets its CNP.  The CNPs on the fabric are decoded by scapy (tags, BTH
+opcode 0x81, BECN, DestQP 8193, ICRC recomputed by scapy, addresses 10.0.0.1
+-> 10.0.0.2).
+
+Usage: /usr/bin/python3 tests/cnp/test_cnp_tags.py BUILD_DIR
+Ends with "N passed, M failed".
+"""
+import json
+import os
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
+
+from roce_checks import Checks  # noqa: E402
+from roce_layers import BTH, icrc_found, icrc_scapy  # noqa: E402
+from roce_switch import start_switch, stop_switch  # noqa: E402
+from scapy.layers.inet import IP, UDP  # noqa: E402
+from scapy.layers.l2 import Dot1AD, Dot1Q, Ether  # noqa: E402
+from scapy.packet import Raw  # noqa: E402
+from scapy.utils import rdpcap, wrpcap  # noqa: E402
+
+check = Checks()
+TAGS = {"untagged": [], "802.1Q": [(0x8100, 42)], "QinQ": [(0x88a8, 7), (0x8100, 8)]}
+
+
+def marked(tags, psn):
+    """A CE-marked RC SEND Only from host 10.0.0.2 (blue .20 qp 33) to pqpn 4097 (blue .10 qp 17)."""
+    p = Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
+    for i, (tpid, vid) in enumerate(tags):
+        p.type = tpid if i == 0 else p.type
+        p = p / (Dot1AD(vlan=vid) if tpid == 0x88a8 else Dot1Q(vlan=vid))
+    p = (p / IP(src="10.0.0.2", dst="10.0.0.1", tos=3, flags="DF", ttl=64) / UDP(sport=0xc123, dport=4791, chksum=0) /
+         BTH(opcode=0x04, dqpn=4097, psn=psn, pkey=0xffff) / Raw(b"blue" * 16))
+    return Ether(bytes(p))
+
+
+def tags_of(p):
+    out, layer = [], p
+    while True:
+        layer = layer.payload
+        if isinstance(layer, (Dot1Q, Dot1AD)):
+            out.append(layer.vlan)
+        else:
+            return out
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix="roce-cnp-")
+    doc = json.load(open(os.path.join(ROOT, "examples", "two-tenants.json")))
+    doc["dcqcn"]["params"] = {"min_time_between_cnps": 0}
+    cfg = os.path.join(work, "cnp.json")
+    json.dump(doc, open(cfg, "w"))
+    inp = os.path.join(work, "fabric.in.pcap")
+    wrpcap(inp, [marked(t, 100 + 10 * i) for i, t in enumerate(TAGS.values())])
+    empty = os.path.join(work, "empty.pcap")
+    wrpcap(empty, [])
+    out = os.path.join(work, "fabric.out.pcap")
+    prefix = "cnp-tags-%d" % os.getpid()
+    vdevs = ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (inp, out),
+             "net_pcap1,rx_pcap=%s,tx_pcap=%s" % (empty, os.path.join(work, "b.pcap")),
+             "net_pcap2,rx_pcap=%s,tx_pcap=%s" % (empty, os.path.join(work, "r.pcap"))]
+    proc = start_switch(build, prefix, vdevs, cfg, "0", ["--exit-when-idle", "300"])
+    proc.wait(timeout=60)
+    rc, summary, err = stop_switch(proc, prefix)
+    check(rc == 0 and summary is not None, "the switch runs and exits with a summary", err[-400:])
+    check(summary is not None and summary["cnp_sent"] == 3, "three CNPs sent by the notification point",
+          summary and summary["cnp_sent"])
+    cnps = [Ether(bytes(f)) for f in rdpcap(out)] if os.path.exists(out) else []
+    check(len(cnps) == 3, "three CNPs on the fabric", len(cnps))
+    for (name, tags), p in zip(TAGS.items(), cnps):
+        check(tags_of(p) == [vid for _, vid in tags], "(%s) the CNP carries the marked frame's tags" % name,
+              tags_of(p))
+        check(BTH in p and p[BTH].opcode == 0x81 and p[BTH].becn == 1 and p[BTH].dqpn == 8193,
+              "(%s) BTH: CNP, BECN, DestQP 8193 (the sender's pqpn)" % name, BTH in p and p[BTH].summary())
+        check(IP in p and (p[IP].src, p[IP].dst) == ("10.0.0.1", "10.0.0.2") and p[UDP].dport == 4791,
+              "(%s) from this host's uplink to the sender's host" % name, IP in p and p[IP].summary())
+        check(icrc_scapy(bytes(p)) == icrc_found(bytes(p)), "(%s) ICRC valid (scapy)" % name)
+    return check.finish(work, False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
