@@ -230,6 +230,10 @@ struct dp_cnp_timer {
 	uint16_t sport;       /* as the marked frame had them: the CNP takes its path back */
 	uint16_t tci[2];
 	uint8_t n_vlan;
+	/* The connection's fabric key, (this host, L's pqpn): it finds it again after a reload. */
+	uint8_t alen;
+	uint32_t pqpn;
+	uint8_t host[16];
 };
 
 /* Rate control of one lcore (dp_rate.h): its shaper and DCQCN roles. */

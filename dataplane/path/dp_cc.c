@@ -107,7 +107,16 @@ dp_cc_timers_run(struct dp_lcore *lc)
 		const struct ovl *o = lc->ovl;
 
 		timer_pop(r);
-		if (t.ovl != o || o->conns[t.conn].state != t.state)
+		if (t.ovl != o) {
+			/* A reload since: the connection, if it stayed, under its index in this overlay. */
+			uint32_t v = ovl_lookup_fabric(o, t.host, t.alen, t.pqpn);
+
+			if (v == OVL_NONE || (v & OVL_V_QP))
+				continue;
+			t.conn = OVL_V_IDX(v);
+		}
+		/* The same connection: a state id is its own until the connection goes. */
+		if (o->conns[t.conn].state != t.state)
 			continue;
 
 		const struct ovl_conn *c = &o->conns[t.conn];
@@ -153,12 +162,17 @@ dp_cc_ingress(struct dp_lcore *lc, const struct ovl *o, uint32_t ci, uint8_t *da
 	const uint16_t *tci = pkt->vlan_tci;
 	bool was_pending = cs->np.np.pending;
 
-	if (dcqcn_np_on_ce(&cs->np.np, &tr->prof, r->now_ns, &cs->np.ctr))
+	if (dcqcn_np_on_ce(&cs->np.np, &tr->prof, r->now_ns, &cs->np.ctr)) {
 		cnp_send(lc, o, c, tr, sport, pkt->n_vlan, tci);
-	else if (cs->np.np.pending && !was_pending)
-		timer_push(r, (struct dp_cnp_timer){ .due = dcqcn_np_next_deadline(&cs->np.np, &tr->prof),
-						     .state = c->state, .conn = ci, .ovl = o, .sport = sport,
-						     .n_vlan = pkt->n_vlan, .tci = { tci[0], tci[1] } });
+	} else if (cs->np.np.pending && !was_pending) {
+		struct dp_cnp_timer t = { .due = dcqcn_np_next_deadline(&cs->np.np, &tr->prof),
+					  .state = c->state, .conn = ci, .ovl = o, .sport = sport,
+					  .n_vlan = pkt->n_vlan, .tci = { tci[0], tci[1] },
+					  .alen = c->egress.addr_len, .pqpn = o->qps[c->l].pqpn };
+
+		memcpy(t.host, c->egress.src_ip, c->egress.addr_len);
+		timer_push(r, t);
+	}
 	if (!tr->ce_keep) {
 		ecn_set(l3, v6, DCQCN_ECN_ECT0);
 		lc->stats.ce_cleared++;

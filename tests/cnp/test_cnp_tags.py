@@ -15,6 +15,12 @@ each gets its CNP.  The CNPs on the fabric are decoded by scapy (tags, BTH
 opcode 0x81, BECN, DestQP 8193, ICRC recomputed by scapy, addresses 10.0.0.1
 -> 10.0.0.2).
 
+A second run shows that a deferred CNP survives a reload: with cnp_mode
+"defer" and a 400 ms window, the first of two CE-marked frames gets its CNP
+at once and the second a deferred one at the window's end; a /roce/reload
+in between (a new overlay: the connection stays, under the same state) must
+not lose it, nor address it to anyone else.
+
 Usage: /usr/bin/python3 tests/cnp/test_cnp_tags.py BUILD_DIR
 Ends with "N passed, M failed".
 """
@@ -22,6 +28,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
@@ -29,7 +36,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
 
 from roce_checks import Checks  # noqa: E402
 from roce_layers import BTH, icrc_found, icrc_scapy  # noqa: E402
-from roce_switch import start_switch, stop_switch  # noqa: E402
+from roce_switch import start_switch, stop_switch, wait_socket  # noqa: E402
+from roce_telemetry import telemetry  # noqa: E402
 from scapy.layers.inet import IP, UDP  # noqa: E402
 from scapy.layers.l2 import Dot1AD, Dot1Q, Ether  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
@@ -92,7 +100,44 @@ def main():
         check(IP in p and (p[IP].src, p[IP].dst) == ("10.0.0.1", "10.0.0.2") and p[UDP].dport == 4791,
               "(%s) from this host's uplink to the sender's host" % name, IP in p and p[IP].summary())
         check(icrc_scapy(bytes(p)) == icrc_found(bytes(p)), "(%s) ICRC valid (scapy)" % name)
+    deferred(build, work, doc)
     return check.finish(work, False)
+
+
+def deferred(build, work, doc):
+    doc = json.loads(json.dumps(doc))
+    doc["dcqcn"]["params"] = {"min_time_between_cnps": 400000, "cnp_mode": "defer"}
+    cfg = os.path.join(work, "defer.json")
+    json.dump(doc, open(cfg, "w"))
+    inp = os.path.join(work, "defer.in.pcap")
+    wrpcap(inp, [marked([], 200), marked([], 201)])
+    empty = os.path.join(work, "empty.pcap")
+    out = os.path.join(work, "defer.out.pcap")
+    prefix = "cnp-defer-%d" % os.getpid()
+    vdevs = ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (inp, out),
+             "net_pcap1,rx_pcap=%s,tx_pcap=%s" % (empty, os.path.join(work, "b2.pcap")),
+             "net_pcap2,rx_pcap=%s,tx_pcap=%s" % (empty, os.path.join(work, "r2.pcap"))]
+    proc = start_switch(build, prefix, vdevs, cfg, "0", ["--exit-when-idle", "1500"])
+    ok = wait_socket(prefix, proc)
+    check(ok, "(defer) the switch answers telemetry")
+    if ok:
+        st = telemetry(prefix, "/roce/stats")
+        check(st["cnp_sent"] == 1, "(defer) the first CE frame's CNP at once, the second deferred", st["cnp_sent"])
+        r = telemetry(prefix, "/roce/reload")
+        check(r.get("result") == "applied" and r.get("connections_kept", 0) >= 1,
+              "(defer) a reload within the window keeps the connection", r)
+        time.sleep(0.6)
+        st = telemetry(prefix, "/roce/stats")
+        check(st["cnp_sent"] == 2, "(defer) the deferred CNP is sent at the window's end, after the reload",
+              st["cnp_sent"])
+    proc.wait(timeout=60)
+    rc, summary, err = stop_switch(proc, prefix)
+    cnps = [Ether(bytes(f)) for f in rdpcap(out)] if os.path.exists(out) else []
+    check(len(cnps) == 2 and all(BTH in p and p[BTH].opcode == 0x81 and p[BTH].dqpn == 8193 and
+                                 p[IP].dst == "10.0.0.2" and icrc_scapy(bytes(p)) == icrc_found(bytes(p))
+                                 for p in cnps),
+          "(defer) both CNPs on the fabric, to the sender's pqpn 8193 at 10.0.0.2, ICRC valid",
+          [p.summary() for p in cnps])
 
 
 if __name__ == "__main__":
