@@ -28,7 +28,9 @@ static struct {
 	struct etcd_conn t;       /* transactions, from inside the watch's callbacks */
 	char *prefix;
 	bool configured, running;
-	volatile bool stop;
+	volatile bool stop;       /* the thread is to end */
+	volatile bool resync;     /* a file reload replaced the records: apply them all again */
+	volatile bool interrupt;  /* either: the request in progress is abandoned */
 	pthread_t tid;
 	bool compacted;           /* the watch was cancelled: read everything again */
 } cl;
@@ -245,6 +247,12 @@ cluster_main(void *arg)
 	while (!cl.stop) {
 		char *k, *end, req[1024];
 
+		if (cl.resync) {
+			cl.resync = false;
+			cl.interrupt = false;
+			dp_cluster_rec_forget();
+			rev = -1;
+		}
 		if (rev < 0) {
 			if ((rev = full_read()) < 0)
 				goto retry;
@@ -263,6 +271,8 @@ cluster_main(void *arg)
 			dp_cluster_error("watch: %s", cl.w.err);
 		if (cl.stop)
 			break;
+		if (cl.resync)
+			continue;
 		if (cl.compacted) {
 			/* Compacted past what we saw: read everything again and apply the difference. */
 			dp_cluster_error("watch cancelled (revision %lld compacted): reading %s again",
@@ -271,6 +281,8 @@ cluster_main(void *arg)
 			continue;
 		}
 retry:
+		if (cl.resync)
+			continue;
 		set_connected(false);
 		/* The next member, after a pause that grows to 2 s; the watch resumes from the last revision. */
 		etcd_next_member(&cl.w);
@@ -288,7 +300,7 @@ dp_cluster_configure(const char *urls, const char *prefix, const struct dp_clust
 
 	if (!tls)
 		tls = &none;
-	if (etcd_conn_init(&cl.w, urls, tls->cacert, tls->cert, tls->key, &cl.stop) < 0 ||
+	if (etcd_conn_init(&cl.w, urls, tls->cacert, tls->cert, tls->key, &cl.interrupt) < 0 ||
 	    etcd_conn_init(&cl.t, urls, tls->cacert, tls->cert, tls->key, &cl.stop) < 0)
 		return -1;
 	cl.prefix = strdup(prefix && *prefix ? prefix : "/roce");
@@ -304,7 +316,7 @@ dp_cluster_start(void)
 	if (!cl.configured)
 		return 0;
 	dp_cluster_rec_init(cl.prefix);
-	cl.stop = false;
+	cl.stop = cl.interrupt = cl.resync = false;
 	if (rte_ctrl_thread_create(&cl.tid, "roce-etcd", NULL, cluster_main, NULL) != 0)
 		return -1;
 	cl.running = true;
@@ -317,6 +329,7 @@ dp_cluster_stop(void)
 	if (!cl.running)
 		return;
 	cl.stop = true;
+	cl.interrupt = true;
 	pthread_join(cl.tid, NULL);
 	cl.running = false;
 	dp_cluster_rec_free();
@@ -324,6 +337,15 @@ dp_cluster_stop(void)
 	etcd_conn_free(&cl.t);
 	free(cl.prefix);
 	cl.prefix = NULL;
+}
+
+void
+dp_cluster_resync(void)
+{
+	if (!cl.running)
+		return;
+	cl.resync = true;
+	cl.interrupt = true;
 }
 
 static int

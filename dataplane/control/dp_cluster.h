@@ -48,6 +48,13 @@ int dp_cluster_configure(const char *urls, const char *prefix, const struct dp_c
 int dp_cluster_start(void);
 void dp_cluster_stop(void);
 
+/*
+ * Ask the follower to apply again everything etcd holds: a file reload has
+ * replaced the running records by the file's.  Returns at once; the thread
+ * reads the prefix again.  Safe from any thread.
+ */
+void dp_cluster_resync(void);
+
 /* Register /roce/cluster. */
 int dp_cluster_telemetry_init(void);
 

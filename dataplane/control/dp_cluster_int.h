@@ -41,6 +41,8 @@ void dp_cluster_rec_del(const char *key);
 /* A full read is starting: every record not seen again before dp_cluster_rec_sweep() is deleted. */
 void dp_cluster_rec_mark(void);
 void dp_cluster_rec_sweep(void);
+/* The running configuration holds none of the records any more (a file reload replaced them). */
+void dp_cluster_rec_forget(void);
 /* Apply what changed as deltas; may ask for pqpns through dp_cluster_txn_put(). */
 void dp_cluster_rec_reconcile(void);
 

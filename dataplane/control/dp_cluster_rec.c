@@ -235,6 +235,16 @@ dp_cluster_rec_sweep(void)
 		}
 }
 
+void
+dp_cluster_rec_forget(void)
+{
+	for (uint32_t i = 0; i < rs.n; i++) {
+		json_decref(rs.r[i].applied);
+		rs.r[i].applied = NULL;
+		rs.r[i].rejected_rev = -1;
+	}
+}
+
 /* True when @host (text) is one of this switch's uplink IPs. */
 static bool
 host_local(const char *host)

@@ -24,6 +24,15 @@
 
 #define STATE_CHUNK (1u << DP_STATE_CHUNK_SHIFT)
 
+/*
+ * The etcd follower (dp_cluster.h) needs libcurl (cluster/), so it is linked
+ * only into binaries that configure it (dp_cluster_configure()): these weak
+ * references do not pull it in, and are NULL without it.
+ */
+extern int dp_cluster_start(void) __attribute__((weak));
+extern void dp_cluster_stop(void) __attribute__((weak));
+extern void dp_cluster_resync(void) __attribute__((weak));
+
 static double
 now_ms(void)
 {
@@ -376,6 +385,9 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 	pthread_mutex_unlock(&dp.ctl_lock);
 	if (rc == 0)
 		dp_acl_offload_flush();
+	/* The file's records replaced those from etcd: the follower applies them again. */
+	if (rc == 0 && dp_cluster_resync)
+		dp_cluster_resync();
 	return rc;
 }
 
@@ -463,14 +475,6 @@ control_main(void *arg)
 	}
 	return NULL;
 }
-
-/*
- * The etcd follower (dp_cluster.h) needs libcurl (cluster/), so it is linked
- * only into binaries that configure it (dp_cluster_configure()): these weak
- * references do not pull it in, and are NULL without it.
- */
-extern int dp_cluster_start(void) __attribute__((weak));
-extern void dp_cluster_stop(void) __attribute__((weak));
 
 /* The control socket's path (--control), opened by dp_control_start(). */
 static char *ctl_sock_path;

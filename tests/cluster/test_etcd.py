@@ -11,6 +11,8 @@ and 21 -> 41. Steps and what must hold:
 1. a QP pair put into etcd forwards, with the pqpns etcd holds;
 2. a QP put without "pqpn" on this host gets one from the switch, written
    back to etcd by a transaction, and forwards under it;
+   a file reload (/roce/reload) replaces the running records by the file's,
+   and the switch applies etcd's again at once;
 3. bad records (not JSON, an unknown tenant, a pqpn already used, a value that
    is not the record its key names) are rejected one by one, counted in
    /roce/cluster with the last error, and disturb nothing else;
@@ -173,6 +175,12 @@ def main():
               "21 got pqpn %s from the switch, written to etcd, and forwards: %s" % (got.get("pqpn"), c))
         cl0 = telemetry(prefix, "/roce/cluster")
         check(cl0["pqpn_allocated"] == 1, "one pqpn allocated: %s" % cl0)
+
+        # A file reload replaces the running records by the file's: the follower applies etcd's again.
+        r = telemetry(prefix, "/roce/reload")
+        check(r.get("result") == "applied", "the file reload is applied: %s" % r)
+        check(until(lambda: sorted(conns(prefix)) == [17, 21], 5, 0.001),
+              "etcd's connections are back after the file reload: %s" % sorted(conns(prefix)))
 
         # 3. Bad records.
         put(CLIENT, "qps/blue/192.168.1.20/99", "not json")
