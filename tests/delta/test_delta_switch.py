@@ -147,6 +147,7 @@ def main():
     switch = os.path.join(build, "tests", "delta", "delta-switch")
     inspect = os.path.join(build, "tools", "roce-inspect")
     rocectl = os.path.join(ROOT, "tools", "roce-ctl")
+    global work
     work = tempfile.mkdtemp(prefix="dlt-delta-")
     prefix = "dlt-delta-%d" % os.getpid()
     sock = os.path.join(work, "ctl.sock")
@@ -290,5 +291,13 @@ def main():
     return 1 if failed else 0
 
 
+work = None
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        rc = main()
+    finally:
+        # Also when a step raised: the temporary directory goes.
+        if work:
+            shutil.rmtree(work, ignore_errors=True)
+    sys.exit(rc)
