@@ -30,6 +30,8 @@
 #include "dp.h"
 #include "dp_xdp.h"
 #include "dp_acl.h"
+#include "dp_cluster.h"
+#include "dp_delta.h"
 #include "dp_estats.h"
 #include "dp_metrics.h"
 #include "dp_offload.h"
@@ -44,6 +46,9 @@ static struct {
 	struct dp_rate_opts rate;
 	bool estats;             /* --estats */
 	const char *metrics;     /* --metrics ADDR:PORT */
+	const char *etcd;        /* --etcd URL[,URL...] */
+	const char *etcd_prefix; /* --etcd-prefix */
+	struct dp_cluster_tls etcd_tls; /* --etcd-cacert, --etcd-cert, --etcd-key */
 	bool metrics_conns;      /* --metrics-connections */
 } opts = { .mbuf_size = 9216, .rate = { .max_conns = 65536, .queue_mbufs = 2048 } };
 
@@ -65,7 +70,8 @@ usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [EAL options] -- --config FILE [--exit-when-idle MS] [--stats-json FILE]\n"
 		"          [--mbuf-size BYTES] [--max-connections N] [--queue-mbufs N] [--stage-cycles N]\n"
-		"          [--estats] [--metrics ADDR:PORT [--metrics-connections]]\n"
+		"          [--estats] [--metrics ADDR:PORT [--metrics-connections]] [--control PATH]\n"
+		"          [--etcd URL[,URL...] [--etcd-prefix P] [--etcd-cacert F --etcd-cert F --etcd-key F]]\n"
 		"  --config FILE        the JSON configuration (schema version 1)\n"
 		"  --exit-when-idle MS  exit once every port has been idle for MS ms after traffic\n"
 		"  --stats-json FILE    also write the exit summary to FILE\n"
@@ -77,7 +83,11 @@ usage(const char *prog)
 		"  --estats             RDMA Estats: latency histograms and events per RC connection\n"
 		"                       (/roce/estats, docs/estats.md; about 10 KB per connection)\n"
 		"  --metrics ADDR:PORT  serve Prometheus /metrics (ADDR:PORT, [V6ADDR]:PORT or :PORT)\n"
-		"  --metrics-connections  also export per-connection Estats series\n",
+		"  --metrics-connections  also export per-connection Estats series\n"
+		"  --control PATH       a Unix socket (0600) for deltas, reload and status (docs/control.md)\n"
+		"  --etcd URL[,URL...]  follow the cluster's tenants, endpoints, QPs and MRs in etcd\n"
+		"  --etcd-prefix P      their key prefix (default /roce)\n"
+		"  --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE  TLS to etcd\n",
 		prog);
 }
 
@@ -95,6 +105,12 @@ parse_args(int argc, char **argv)
 		{ "estats", no_argument, NULL, 'E' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "metrics-connections", no_argument, NULL, 'N' },
+		{ "control", required_argument, NULL, 'K' },
+		{ "etcd", required_argument, NULL, 'U' },
+		{ "etcd-prefix", required_argument, NULL, 'R' },
+		{ "etcd-cacert", required_argument, NULL, 'A' },
+		{ "etcd-cert", required_argument, NULL, 'T' },
+		{ "etcd-key", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -156,6 +172,24 @@ parse_args(int argc, char **argv)
 		case 'N':
 			opts.metrics_conns = true;
 			break;
+		case 'K':
+			dp_ctl_sock_configure(optarg);
+			break;
+		case 'U':
+			opts.etcd = optarg;
+			break;
+		case 'R':
+			opts.etcd_prefix = optarg;
+			break;
+		case 'A':
+			opts.etcd_tls.cacert = optarg;
+			break;
+		case 'T':
+			opts.etcd_tls.cert = optarg;
+			break;
+		case 'Y':
+			opts.etcd_tls.key = optarg;
+			break;
 		case 'h':
 			usage(argv[0]);
 			exit(0);
@@ -166,6 +200,14 @@ parse_args(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "unexpected argument: %s\n", argv[optind]);
+		return -1;
+	}
+	if (!opts.etcd && (opts.etcd_prefix || opts.etcd_tls.cacert || opts.etcd_tls.cert || opts.etcd_tls.key)) {
+		fprintf(stderr, "--etcd-prefix, --etcd-cacert, --etcd-cert and --etcd-key need --etcd\n");
+		return -1;
+	}
+	if (opts.etcd && dp_cluster_configure(opts.etcd, opts.etcd_prefix, &opts.etcd_tls) < 0) {
+		fprintf(stderr, "--etcd: no URL in \"%s\"\n", opts.etcd);
 		return -1;
 	}
 	if (!opts.config) {
@@ -486,8 +528,11 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
-	if (dp_control_start() != 0)
-		fprintf(stderr, "the control thread did not start: SIGHUP will not reload\n");
+	/* The control thread serves SIGHUP, the control socket and the etcd follower: it must run. */
+	if (dp_control_start() != 0) {
+		fprintf(stderr, "the control thread did not start\n");
+		goto fail_ports;
+	}
 
 	fprintf(stderr, "dpdk-roce-vswitch: %u ports, %u tenants, %u connections, %u lcores\n", dp.n_ports,
 		dp.ovl->n_tenants, dp.ovl->n_conns, dp.n_lcores);

@@ -3,7 +3,7 @@
 """The switch following the cluster state in a real etcd (one member, loopback).
 
 A single etcd 3.4 member (client 127.0.0.1:23790, peer :23791, data in a
-temporary directory) and the switch with --etcd (tests/delta/delta-switch,
+temporary directory) and the switch with --etcd (dpdk-roce-vswitch
 until main.c parses --etcd), whose local file holds only its ports, tenants
 and neighbor. Blue's VM sends on two flows (net_pcap infinite_rx): 17 -> 33
 and 21 -> 41. Steps and what must hold:
@@ -149,7 +149,7 @@ def main():
         put(CLIENT, "endpoints/blue/192.168.1.10", {"tenant": "blue", "vip": "192.168.1.10", "host": "10.0.0.1",
                                                       "port": "vm-blue-1", "mac": BLUE_VM})
         put(CLIENT, "endpoints/blue/192.168.1.20", {"tenant": "blue", "vip": "192.168.1.20", "host": "10.0.0.2"})
-        cmd = [os.path.join(build, "tests", "delta", "delta-switch"), "-l", "1", "--no-pci", "-m", "512",
+        cmd = [os.path.join(build, "dataplane", "dpdk-roce-vswitch"), "-l", "1", "--no-pci", "-m", "512",
                "--file-prefix", prefix, "--log-level=warning", "--vdev", "net_null0,no-rx=1",
                "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap, "--vdev", "net_null1,no-rx=1", "--",
                "--config", cfg, "--etcd", "http://127.0.0.1:%d" % CLIENT]

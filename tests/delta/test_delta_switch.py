@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Deltas through the control socket while the switch forwards.
 
-The switch (tests/delta/delta-switch: the switch with --control) forwards
+The switch (dpdk-roce-vswitch --control) forwards
 blue's traffic (net_pcap infinite_rx on the tenant port, net_null uplink) on
 three flows while this test sends N batches through the control socket, in
 turn "up" (add the connection 20 <-> 40 and move 33 to pqpn 9193) and "down"
@@ -144,7 +144,7 @@ def main():
     ap.add_argument("--batches", type=int, default=500)
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    switch = os.path.join(build, "tests", "delta", "delta-switch")
+    switch = os.path.join(build, "dataplane", "dpdk-roce-vswitch")
     inspect = os.path.join(build, "tools", "roce-inspect")
     rocectl = os.path.join(ROOT, "tools", "roce-ctl")
     global work
