@@ -104,8 +104,7 @@ struct dp_tenant_stats {
 	X(RX, "rx") \
 	X(CLASSIFY, "classify") \
 	X(LOOKUP, "lookup") \
-	X(DECIDE, "decide") \
-	X(REWRITE, "rewrite") \
+	X(REWRITE, "decide_rewrite") \
 	X(SHAPE, "shape") \
 	X(TX, "tx")
 

@@ -57,10 +57,7 @@ burst_run(struct dp_lcore *lc, uint16_t port, struct dp_txq *tq, uint64_t now, c
 	dp_s2_lookup(lc, &b);
 	if (timed)
 		t[DP_STAGE_LOOKUP + 1] = rte_rdtsc();
-	dp_s3_decide(lc, &b);
-	if (timed)
-		t[DP_STAGE_DECIDE + 1] = rte_rdtsc();
-	dp_s4_rewrite(lc, &b);
+	dp_s4_rewrite(lc, &b);  /* and stage 3, frame by frame */
 	if (timed)
 		t[DP_STAGE_REWRITE + 1] = rte_rdtsc();
 	dp_s5_shape(lc, &b, tq);

@@ -7,11 +7,13 @@
  *                     key hashed and its table slot prefetched
  *   dp_s2_lookup.c    the tables probed (or an rte_flow MARK read), the
  *                     connection's record and state prefetched
- *   dp_s3_decide.c    anti-spoofing, transport, ACL and revocation, DCQCN's
+ *   dp_s3_decide.h    anti-spoofing, transport, ACL and revocation, DCQCN's
  *                     notification and reaction points, message state, the
  *                     memory check at the owner (UD frames: dp_ud.c)
  *   dp_s4_rewrite.c   the connection's template, memory translation, the
- *                     IPv4 checksum and the ICRC; tracking and counters
+ *                     IPv4 checksum and the ICRC; tracking and counters.
+ *                     Stage 3 runs in its loop, frame by frame: the frame's
+ *                     connection and fields are loaded once for both
  *   dp_s5_shape.c     each frame to the shaper or to a tx buffer; drops
  *                     counted and freed, once per burst
  *   dp_s6_tx.c        tx buffers, NAKs, what the shapers release
@@ -67,7 +69,6 @@ dp_pkt_live(const struct dp_pkt *p)
 /* The stages; see above. */
 void dp_s1_classify(struct dp_lcore *lc, struct dp_burst *b);
 void dp_s2_lookup(struct dp_lcore *lc, struct dp_burst *b);
-void dp_s3_decide(struct dp_lcore *lc, struct dp_burst *b);
 void dp_s4_rewrite(struct dp_lcore *lc, struct dp_burst *b);
 
 /*
@@ -154,8 +155,7 @@ dp_path_stages(struct dp_lcore *lc, struct dp_burst *b)
 {
 	dp_s1_classify(lc, b);
 	dp_s2_lookup(lc, b);
-	dp_s3_decide(lc, b);
-	dp_s4_rewrite(lc, b);
+	dp_s4_rewrite(lc, b);   /* stage 3 inside, frame by frame */
 }
 
 #endif /* DP_PATH_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Stage 4, rewrite: apply the connection's template for its direction (MACs,
+ * Stage 4, rewrite, with stage 3 (dp_s3_decide.h) frame by frame before it:
+ * apply the connection's template for its direction (MACs,
  * addresses, DestQP, the IPv4 checksum difference and the ICRC difference
  * precomputed for it), the memory translation stage 3 noted, and seal the
  * frame with its new ICRC.  Then the bookkeeping of a forwarded frame:
@@ -10,6 +11,7 @@
  */
 #include "dp_acl.h"
 #include "dp_decide.h"
+#include "dp_s3_decide.h"
 #include "dp_estats.h"
 #include "dp_path.h"
 #include "dp_rewrite.h"
@@ -84,6 +86,9 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 	for (uint16_t i = 0; i < b->n; i++) {
 		struct dp_pkt *p = &b->p[i];
 
+		if (!dp_pkt_live(p))
+			continue;
+		dp_decide_egress(lc, o, b, p);
 		if (!dp_pkt_live(p) || p->done)
 			continue;
 
@@ -140,6 +145,9 @@ rewrite_ingress(struct dp_lcore *lc, struct dp_burst *b)
 	for (uint16_t i = 0; i < b->n; i++) {
 		struct dp_pkt *p = &b->p[i];
 
+		if (!dp_pkt_live(p))
+			continue;
+		dp_decide_ingress(lc, o, p);
 		if (!dp_pkt_live(p) || p->done)
 			continue;
 
