@@ -82,14 +82,8 @@ nak_refusal_build(const struct ovl *o, const struct ovl_conn *c, const struct dp
 	struct rte_mbuf *m;
 	size_t len;
 
-	/* The answers to these requests: L's to R's on the egress half; R's to L's on R's side. */
-	if (uplink) {
-		ak = &st->egress.ack;
-	} else {
-		uint32_t pc = o->qps[c->r].conn;
-
-		ak = c->hairpin && pc != OVL_NONE ? &dp_conn_state(o->conns[pc].state)->egress.ack : &st->ingress.ack;
-	}
+	/* The answers to these requests: L's to R's on the egress half; R's to L's. */
+	ak = uplink ? &st->egress.ack : &dp_acl_answers_to_l(o, c)->ack;
 	ovl_nak_spec(&spec, rw->eth, rw->ip_ver, rw->src_ip, rw->dst_ip, rw->dqpn);
 	spec.n_vlan = p->pkt.n_vlan;
 	spec.vlan_tci[0] = p->pkt.vlan_tci[0];

@@ -16,18 +16,6 @@
 #include "dp_path.h"
 #include "dp_rewrite.h"
 
-/*
- * Where the answers to L's requests on the hairpin @c are recorded: R's
- * frames travel on R's own connection, whose egress half records them.
- */
-static struct dp_dir_state *
-answers_of_hairpin(const struct ovl *o, const struct ovl_conn *c, struct dp_conn_state *st)
-{
-	uint32_t pc = o->qps[c->r].conn;
-
-	return pc == OVL_NONE ? &st->ingress : &dp_conn_state(o->conns[pc].state)->egress;
-}
-
 /* A run of frames of one connection half: its packet and byte counts, written when the run ends. */
 struct run {
 	struct dp_dir_state *s;
@@ -101,7 +89,7 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 		if (unlikely(st->egress.nak_sent) && (p->pkt.flags & ROCE_OPF_REQ))
 			st->egress.nak_sent = 0;
 		/* Answers to L's requests come back on the ingress half, or on R's own connection for a hairpin. */
-		dp_acl_track(&st->egress, likely(!c->hairpin) ? &st->ingress : answers_of_hairpin(o, c, st),
+		dp_acl_track(&st->egress, likely(!c->hairpin) ? &st->ingress : dp_acl_answers_to_l(o, c),
 			     &p->pkt, p->data);
 		if (likely(!c->hairpin))
 			dp_estats_egress_frame(c->state, p->data, &p->pkt, lc->rx_tsc);

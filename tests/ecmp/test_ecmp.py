@@ -11,10 +11,13 @@ examples/two-tenants.json (blue and red both use 192.168.1.10 qp 17 ->
 net_pcap: as it is ("keep": the tenant's port passes) and with "ecmp".  Each
 tenant sends the same RC SEND Only and WRITE Only with the same UDP source
 port.  The frames on the fabric are checked with scapy (ICRC recomputed by
-scapy itself, IPv4 checksum) and tshark (UDP ports, DestQP), and the ports
-against the derivation written here from the README's description (not
-from the C code): h = (lp * 0x9e3779b1) ^ (rp * 0x85ebca6b) mod 2^32,
-h ^= h >> 15, h *= 0xc2b2ae35, h ^= h >> 13, sport = 0xC000 | (h & 0x3FFF).
+scapy itself, IPv4 checksum) and tshark (UDP ports, DestQP).  What the
+README promises is checked on its own: each connection's port is in
+0xC000-0xFFFF, the two tenants' ports differ and neither is the sender's.
+The exact port is also compared with the switch's derivation (overlay/ovl.c
+ecmp_init(), copied here, so that a change of it is a visible change of the
+wire): h = (lp * 0x9e3779b1) ^ (rp * 0x85ebca6b) mod 2^32, h ^= h >> 15,
+h *= 0xc2b2ae35, h ^= h >> 13, sport = 0xC000 | (h & 0x3FFF).
 
 Usage: /usr/bin/python3 tests/ecmp/test_ecmp.py BUILD_DIR
 Ends with "N passed, M failed".
@@ -113,6 +116,11 @@ def main():
             check(IP(bytes(ip))[IP].chksum == chk, "(%s) IPv4 checksum valid on DestQP %d" % (name, q))
         check(sorted(by_qp) == [8193, 8194], "(%s) blue's and red's frames go to pqpns 8193 and 8194" % name,
               sorted(by_qp))
+        if ecmp and sorted(by_qp) == [8193, 8194]:
+            ports = [p for q in sorted(by_qp) for p in by_qp[q]]
+            check(len(ports) == 2 and all(0xC000 <= p <= 0xFFFF and p != SPORT_IN for p in ports) and
+                  ports[0] != ports[1], "(qpn) one port per connection, in 0xC000-0xFFFF, the tenants' apart, "
+                  "not the sender's", sorted(by_qp.items()))
         for q in by_qp:
             exp = {want[q]} if ecmp else {SPORT_IN}
             check(by_qp[q] == exp, "(%s) DestQP %d leaves with UDP source port %s" % (
