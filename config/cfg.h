@@ -263,6 +263,16 @@ struct cfg_errors {
  */
 struct cfg *cfg_load_file(const char *path, struct cfg_errors *errs);
 
+/* Where a load's time went, in milliseconds (CLOCK_MONOTONIC). */
+struct cfg_load_times {
+	double read_ms;   /* the file into memory */
+	double parse_ms;  /* JSON text to a tree (jansson), flattened */
+	double check_ms;  /* the schema: every record parsed and checked, alone and across */
+};
+
+/* As cfg_load_file(), and fills @t (which may be NULL) for the steps it ran. */
+struct cfg *cfg_load_file_timed(const char *path, struct cfg_errors *errs, struct cfg_load_times *t);
+
 /* As cfg_load_file(), from a NUL-terminated string; @name replaces FILE. */
 struct cfg *cfg_load_string(const char *json, const char *name, struct cfg_errors *errs);
 

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The JSON document as the loader reads it: jansson parses (strictly: duplicate
- * keys rejected, syntax errors with line and column) and the tree is then
- * flattened into read-only 24-byte nodes that keep members in file order and
- * point at jansson's strings.  The jansson tree lives as long as the
- * document.  Integers are jansson's signed 64 bits, so a value above 2^63 - 1
- * (an address, say) must be written as a "0x" string.
+ * The JSON document as the loader reads it: read-only 24-byte nodes that keep
+ * members in file order, parsed strictly (duplicate keys rejected, syntax
+ * errors with line and column, as jansson reports them).  Integers are
+ * jansson's signed 64 bits, so a value above 2^63 - 1 (an address, say) must
+ * be written as a "0x" string.
  */
 #ifndef CFG_JSON_H
 #define CFG_JSON_H
@@ -51,11 +50,21 @@ struct cfg_jerr {
 };
 
 /*
- * Parse the @len bytes at @buf, which this function modifies (strings are
- * unescaped in place) and which must outlive the document. Returns 0 and
- * fills @doc, or -1 and fills @err.
+ * Parse the @len bytes at @buf. Returns 0 and fills @doc, or -1 and fills
+ * @err. The document does not point into @buf.
+ *
+ * Two parsers, one answer. A strict single-pass parser takes the documents
+ * it is sure of (ASCII text, integers within jansson's signed 64 bits, depth
+ * up to 256), builds the nodes directly and is about ten times faster than
+ * jansson's tree; it hands everything else, and every error, to jansson,
+ * which has the last word: the documents either accepts are the same
+ * documents, node for node, and every error message is jansson's.
  */
 int cfg_json_parse(char *buf, size_t len, struct cfg_jdoc *doc, struct cfg_jerr *err);
+
+/* The two parsers alone, for tests: the fast one returns -1 when unsure, with no message. */
+int cfg_json_parse_fast(const char *buf, size_t len, struct cfg_jdoc *doc);
+int cfg_json_parse_jansson(const char *buf, size_t len, struct cfg_jdoc *doc, struct cfg_jerr *err);
 
 /* Release the nodes of @doc (not the buffer it was parsed from). */
 void cfg_json_free(struct cfg_jdoc *doc);

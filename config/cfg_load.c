@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cfg_check.h"
 #include "cfg_ctx.h"
@@ -294,20 +295,38 @@ plain_error(const char *name, const char *what, struct cfg_errors *errs)
 	cfg_diag_release(&dg);
 }
 
-/* Parse and validate the @len bytes at @buf, which are modified. */
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Parse and validate the @len bytes at @buf, which are modified; @t may be NULL. */
 static struct cfg *
-cfg_load_buffer(char *buf, size_t len, const char *name, struct cfg_errors *errs)
+cfg_load_buffer(char *buf, size_t len, const char *name, struct cfg_errors *errs,
+		struct cfg_load_times *t)
 {
 	struct cfg_jdoc doc;
 	struct cfg_jerr je;
 	struct cfg *c;
+	double t0 = now_ms(), t1, t2;
 
 	if (cfg_json_parse(buf, len, &doc, &je) < 0) {
 		syntax_error(name, &je, errs);
 		return NULL;
 	}
+	t1 = now_ms();
 	c = cfg_from_json(doc.root, name, errs);
+	t2 = now_ms();
 	cfg_json_free(&doc);
+	if (t) {
+		/* Releasing the document is the JSON side's cost too. */
+		t->parse_ms = (t1 - t0) + (now_ms() - t2);
+		t->check_ms = t2 - t1;
+	}
 	return c;
 }
 
@@ -331,7 +350,7 @@ cfg_load_string(const char *json, const char *name, struct cfg_errors *errs)
 		return NULL;
 	}
 	memcpy(buf, json, len + 1);
-	c = cfg_load_buffer(buf, len, name, errs);
+	c = cfg_load_buffer(buf, len, name, errs, NULL);
 	free(buf);
 	return c;
 }
@@ -376,6 +395,13 @@ read_all(FILE *f, size_t *len)
 struct cfg *
 cfg_load_file(const char *path, struct cfg_errors *errs)
 {
+	return cfg_load_file_timed(path, errs, NULL);
+}
+
+struct cfg *
+cfg_load_file_timed(const char *path, struct cfg_errors *errs, struct cfg_load_times *t)
+{
+	double t0 = now_ms();
 	char what[256];
 	struct stat st;
 	struct cfg *c;
@@ -406,7 +432,9 @@ cfg_load_file(const char *path, struct cfg_errors *errs)
 		plain_error(path, what, errs);
 		return NULL;
 	}
-	c = cfg_load_buffer(buf, len, path, errs);
+	if (t)
+		*t = (struct cfg_load_times){ .read_ms = now_ms() - t0 };
+	c = cfg_load_buffer(buf, len, path, errs, t);
 	free(buf);
 	return c;
 }

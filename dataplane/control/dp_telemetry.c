@@ -528,6 +528,9 @@ tel_reload(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, "load_us", (uint64_t)(rep.load_ms * 1000));
 		rte_tel_data_add_dict_u64(d, "build_us", (uint64_t)(rep.build_ms * 1000));
 		rte_tel_data_add_dict_u64(d, "publish_us", (uint64_t)(rep.publish_ms * 1000));
+		rte_tel_data_add_dict_u64(d, "read_us", (uint64_t)(rep.load.read_ms * 1000));
+		rte_tel_data_add_dict_u64(d, "parse_us", (uint64_t)(rep.load.parse_ms * 1000));
+		rte_tel_data_add_dict_u64(d, "check_us", (uint64_t)(rep.load.check_ms * 1000));
 	}
 	dp_reload_report_free(&rep);
 	return 0;
