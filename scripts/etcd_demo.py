@@ -17,6 +17,7 @@ Usage: scripts/etcd_demo.py BUILD_DIR [--etcd-base PORT] [--tag T]
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,7 @@ def main():
     ap.add_argument("--etcd-base", type=int, default=23810)
     ap.add_argument("--tag", default="h3d")
     a = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = tempfile.mkdtemp(prefix=a.tag + "-demo-")
     etcd = h.Etcd(work, a.etcd_base, 1, a.tag)
     hs = h.Hosts(os.path.abspath(a.build), work, a.tag, ["A", "B"], {"A": "0", "B": "1"})

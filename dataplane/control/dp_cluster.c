@@ -47,14 +47,17 @@ mono_s(void)
 void
 dp_cluster_error(const char *fmt, ...)
 {
+	char msg[sizeof(dp_cluster_st.last_error)];
 	va_list ap;
 
-	pthread_mutex_lock(&dp_cluster_st.lock);
 	va_start(ap, fmt);
-	vsnprintf(dp_cluster_st.last_error, sizeof(dp_cluster_st.last_error), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "etcd: %s\n", dp_cluster_st.last_error);
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	memcpy(dp_cluster_st.last_error, msg, sizeof(msg));
 	pthread_mutex_unlock(&dp_cluster_st.lock);
+	/* Outside the lock: a stderr that blocks (a full pipe) must not stop /roce/cluster answering. */
+	fprintf(stderr, "etcd: %s\n", msg);
 }
 
 static void

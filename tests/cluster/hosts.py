@@ -316,7 +316,8 @@ class Hosts:
                                           ["net_af_packet0,iface=%s" % self.link("u", n),
                                            "net_af_packet1,iface=%s" % self.link("t", n)],
                                           cfg, self.lcores[n], ["--etcd", etcd_urls] + list(extra),
-                                          eal_mem=["--no-huge", "-m", "256"])
+                                          eal_mem=["--no-huge", "-m", "256"],
+                                          logs=os.path.join(self.work, "switch-%s" % n))
                 if wait_socket(self.prefix[n], self.sw[n]):
                     break
                 _, _, err = stop_switch(self.sw[n], self.prefix[n])

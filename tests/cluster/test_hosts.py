@@ -130,6 +130,8 @@ def traffic_ok(hs, etcd, conns, psn, work=None, what=""):
 def main():
     build = os.path.abspath(sys.argv[1])
     keep = "--keep" in sys.argv
+    # A SIGTERM (a timeout) still removes the namespaces, veths, bridge and processes (finally).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = tempfile.mkdtemp(prefix="h3-hosts-")
     etcd = h.Etcd(work, ETCD_BASE, 3, "h3")
     hs = h.Hosts(build, work, "h3")
