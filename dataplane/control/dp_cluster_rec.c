@@ -356,6 +356,29 @@ pqpn_allocate(struct rec *r)
 	json_decref(v);
 }
 
+/*
+ * True when @r is a QP whose peer etcd holds without a pqpn yet: the peer's
+ * owner is choosing one (or will, once its switch sees it), so @r cannot be
+ * applied before it and is not counted as rejected.
+ */
+static bool
+peer_pending(const struct rec *r)
+{
+	json_t *peer = r->kind == K_QPS && r->want ? json_object_get(r->want, "peer") : NULL;
+	json_t *vip = json_object_get(peer, "vip"), *vqpn = json_object_get(peer, "vqpn");
+	char key[512];
+	const struct rec *q;
+
+	if (!json_is_string(vip) || !(json_is_integer(vqpn) || json_is_string(vqpn)))
+		return false;
+	/* The key names the vqpn in decimal; the record may give it as a "0x" string. */
+	snprintf(key, sizeof(key), "%s/qps/%s/%s/%lld", rs.prefix, r->part[0], json_string_value(vip),
+		 json_is_integer(vqpn) ? (long long)json_integer_value(vqpn) :
+		 strtoll(json_string_value(vqpn), NULL, 0));
+	q = rec_get(key, false);
+	return q && q->want && !json_object_get(q->want, "pqpn");
+}
+
 /* One entry of a batch: record @i put (del false) or deleted. */
 struct entry {
 	uint32_t i;
@@ -499,7 +522,9 @@ dp_cluster_rec_reconcile(void)
 
 			if (j < 0)
 				continue;
-			reject(&rs.r[e[j].i], "%s", rep.rr.errs.msg[m]);
+			/* Half of a pair whose other half waits for its owner's pqpn is not bad: it waits too. */
+			if (!peer_pending(&rs.r[e[j].i]))
+				reject(&rs.r[e[j].i], "%s", rep.rr.errs.msg[m]);
 			e[j].out = true;
 			named++;
 		}
