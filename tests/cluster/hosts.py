@@ -271,7 +271,8 @@ class Hosts:
     def setup(self):
         br = self.tag + "br"
         self.clean()
-        sh("ip", "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0")
+        # No multicast snooping: the bridge would join 224.0.0.106 and flood IGMP reports to the switches.
+        sh("ip", "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0", "mcast_snooping", "0")
         self.made_links.append(br)
         for n in self.names + ["inj"]:
             up, upb = (self.link("u", n), self.link("u", n) + "b") if n != "inj" else (self.tag + "inj",

@@ -157,9 +157,12 @@ def main():
         if summary:
             drops = {k: v for k, v in summary["drops"].items() if v}
             # no_connection: no mapping in force; not_our_host: the bridge floods a frame to every
-            # host until it has learnt the destination MAC.
-            check(set(drops) <= {"no_connection", "not_our_host"}, "switch %s drops only for mappings not in force"
-                  % n, drops)
+            # host until it has learnt the destination MAC; not_ip, not_udp: frames this test never
+            # sends (every frame it makes is UDP 4791 over IPv4), so the kernel's own on a veth.
+            if drops.get("not_ip") or drops.get("not_udp"):
+                print("switch %s: foreign frames dropped as not_ip/not_udp: %s" % (n, drops))
+            check(set(drops) <= {"no_connection", "not_our_host", "not_ip", "not_udp"},
+                  "switch %s drops only for mappings not in force" % n, drops)
             m = summary["mbufs"]
             check(m["in_use_end"] == m["in_use_start"] and m["in_use_after_close"] == 0,
                   "switch %s: mbuf pool back to its baseline" % n, m)
