@@ -142,11 +142,10 @@ def main():
         for n in h.HOSTS:
             etcd.put("endpoints/blue/" + h.HOSTS[n][4], h.endpoint(n))
         if check(hs.start(etcd.urls()), "three switches answer telemetry"):
-            try:
-                steps(hs, etcd, work)
-            except Exception:  # noqa: BLE001 - counted, and the topology still cleaned up
-                traceback.print_exc()
-                check(False, "the steps ran to their end")
+            steps(hs, etcd, work)
+    except Exception:  # noqa: BLE001 - counted; the topology is still removed below
+        traceback.print_exc()
+        check(False, "the steps ran to their end")
     finally:
         results = hs.close()
         etcd.stop_all()
