@@ -47,14 +47,17 @@ mono_s(void)
 void
 dp_cluster_error(const char *fmt, ...)
 {
+	char msg[sizeof(dp_cluster_st.last_error)];
 	va_list ap;
 
-	pthread_mutex_lock(&dp_cluster_st.lock);
 	va_start(ap, fmt);
-	vsnprintf(dp_cluster_st.last_error, sizeof(dp_cluster_st.last_error), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "etcd: %s\n", dp_cluster_st.last_error);
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	memcpy(dp_cluster_st.last_error, msg, sizeof(msg));
 	pthread_mutex_unlock(&dp_cluster_st.lock);
+	/* Outside the lock: a stderr that blocks (a full pipe) must not stop /roce/cluster answering. */
+	fprintf(stderr, "etcd: %s\n", msg);
 }
 
 static void
@@ -166,6 +169,21 @@ full_read(void)
 	return rev;
 }
 
+/* Count one watch message read at @t0 (mono_s()) whose changes are now in force. */
+static void
+apply_time(double t0)
+{
+	uint64_t us = (uint64_t)((mono_s() - t0) * 1e6);
+
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	dp_cluster_st.apply_n++;
+	dp_cluster_st.apply_us_total += us;
+	dp_cluster_st.apply_us_last = us;
+	if (us > dp_cluster_st.apply_us_max)
+		dp_cluster_st.apply_us_max = us;
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+}
+
 /*
  * One message of the watch stream: {"result": {"header", "events",
  * "compact_revision", "canceled"}}.  Non-zero ends the stream: etcd
@@ -174,6 +192,7 @@ full_read(void)
 static int
 watch_line(void *arg, char *line)
 {
+	double t0 = mono_s();
 	json_t *o = json_loads(line, 0, NULL), *r, *ev, *cr;
 	size_t i, n;
 	int64_t rev;
@@ -206,6 +225,7 @@ watch_line(void *arg, char *line)
 			dp_cluster_st.revision = rev;
 		pthread_mutex_unlock(&dp_cluster_st.lock);
 		dp_cluster_rec_reconcile();
+		apply_time(t0);
 	}
 	json_decref(o);
 	return cl.compacted;
@@ -373,6 +393,10 @@ tel_cluster(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "events", dp_cluster_st.events);
 	rte_tel_data_add_dict_u64(d, "resyncs", dp_cluster_st.resyncs);
 	rte_tel_data_add_dict_u64(d, "pqpn_allocated", dp_cluster_st.pqpn_allocated);
+	rte_tel_data_add_dict_u64(d, "watch_applies", dp_cluster_st.apply_n);
+	rte_tel_data_add_dict_u64(d, "watch_apply_us_total", dp_cluster_st.apply_us_total);
+	rte_tel_data_add_dict_u64(d, "watch_apply_us_last", dp_cluster_st.apply_us_last);
+	rte_tel_data_add_dict_u64(d, "watch_apply_us_max", dp_cluster_st.apply_us_max);
 	/* Telemetry strings are at most RTE_TEL_MAX_STRING_LEN bytes: the start of the message. */
 	char msg[RTE_TEL_MAX_STRING_LEN];
 

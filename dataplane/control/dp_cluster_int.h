@@ -24,6 +24,9 @@ struct dp_cluster_stats {
 	uint64_t applied, rejected;   /* records applied; rejections (a record counts once per value) */
 	uint64_t events, resyncs;     /* watch events seen; full reads after a compaction or at start */
 	uint64_t pqpn_allocated;
+	/* Watch messages with events, and the time from reading one to its changes in force
+	 * (the reconcile, pqpn transactions included), in microseconds. */
+	uint64_t apply_n, apply_us_total, apply_us_max, apply_us_last;
 	char last_error[512];
 	char url[256];                /* the member in use */
 };

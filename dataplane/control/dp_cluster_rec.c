@@ -34,6 +34,7 @@ struct rec {
 	int64_t mod_rev;
 	int64_t rejected_rev;     /* the mod revision whose rejection was counted, -1 none */
 	int64_t pqpn_rev;         /* the mod revision a pqpn was asked for, -1 none */
+	uint32_t pqpn_asked;      /* the pqpn written back for pqpn_rev (0: none) */
 	bool seen;                /* during a full read */
 };
 
@@ -263,6 +264,59 @@ host_local(const char *host)
 	return local;
 }
 
+static int
+u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The smallest pqpn from 4096 up that no QP on @host (@hip) uses: among the
+ * running QPs, the QPs etcd holds, and the pqpns this switch has written back
+ * and not yet seen return through the watch (two QPs of one host that arrive
+ * in one change must not be given the same one). 0 when none is free.
+ */
+static uint32_t
+pqpn_free(const char *host, const struct cfg_ip *hip)
+{
+	uint32_t *used, n = 0, cap = rs.n + 1, pq = 4096;
+
+	pthread_mutex_lock(&dp.ctl_lock);
+	cap += dp.cfg ? dp.cfg->n_qps : 0;
+	used = malloc(sizeof(*used) * cap);
+	for (uint32_t i = 0; used && dp.cfg && i < dp.cfg->n_qps; i++)
+		if (dp.cfg->qps[i].endpoint >= 0 &&
+		    cfg_ip_equal(&dp.cfg->endpoints[dp.cfg->qps[i].endpoint].host, hip))
+			used[n++] = dp.cfg->qps[i].pqpn;
+	pthread_mutex_unlock(&dp.ctl_lock);
+	if (!used)
+		return 0;
+	for (uint32_t i = 0; i < rs.n; i++) {
+		const struct rec *q = &rs.r[i];
+		json_t *qp = q->kind == K_QPS && q->want ? json_object_get(q->want, "pqpn") : NULL;
+		uint32_t v = json_is_integer(qp) ? (uint32_t)json_integer_value(qp) : 0;
+		char k2[512];
+		const struct rec *e2;
+
+		if (!v && q->kind == K_QPS && q->want && q->pqpn_rev == q->mod_rev)
+			v = q->pqpn_asked;
+		if (!v)
+			continue;
+		snprintf(k2, sizeof(k2), "%s/endpoints/%s/%s", rs.prefix, q->part[0], q->part[1]);
+		e2 = rec_get(k2, false);
+		if (e2 && e2->want && ip_eq(json_object_get(e2->want, "host"), host))
+			used[n++] = v;
+	}
+	qsort(used, n, sizeof(*used), u32_cmp);
+	for (uint32_t i = 0; i < n && used[i] <= pq; i++)
+		if (used[i] == pq)
+			pq++;
+	free(used);
+	return pq <= CFG_QPN_MAX ? pq : 0;
+}
+
 /* A QP without "pqpn": on this host, choose a free one and write it back to etcd. */
 static void
 pqpn_allocate(struct rec *r)
@@ -271,7 +325,7 @@ pqpn_allocate(struct rec *r)
 	struct rec *e;
 	const char *host;
 	struct cfg_ip hip;
-	uint32_t pq = 4096;
+	uint32_t pq;
 
 	if (r->pqpn_rev == r->mod_rev)
 		return;
@@ -281,26 +335,11 @@ pqpn_allocate(struct rec *r)
 	if (!host || cfg_ip_parse(host, &hip) || !host_local(host))
 		return; /* the owner's switch chooses it */
 	r->pqpn_rev = r->mod_rev;
-	/* Free on the host: among the running QPs and those etcd holds. */
-	for (bool clash = true; clash && pq <= CFG_QPN_MAX; pq += clash) {
-		clash = false;
-		pthread_mutex_lock(&dp.ctl_lock);
-		for (uint32_t i = 0; dp.cfg && i < dp.cfg->n_qps && !clash; i++)
-			clash = dp.cfg->qps[i].pqpn == pq && dp.cfg->qps[i].endpoint >= 0 &&
-				cfg_ip_equal(&dp.cfg->endpoints[dp.cfg->qps[i].endpoint].host, &hip);
-		pthread_mutex_unlock(&dp.ctl_lock);
-		for (uint32_t i = 0; i < rs.n && !clash; i++) {
-			const struct rec *q = &rs.r[i];
-			json_t *qp = q->kind == K_QPS && q->want ? json_object_get(q->want, "pqpn") : NULL;
-			char k2[512];
-			const struct rec *e2;
-
-			if (!json_is_integer(qp) || json_integer_value(qp) != (json_int_t)pq)
-				continue;
-			snprintf(k2, sizeof(k2), "%s/endpoints/%s/%s", rs.prefix, q->part[0], q->part[1]);
-			e2 = rec_get(k2, false);
-			clash = e2 && e2->want && ip_eq(json_object_get(e2->want, "host"), host);
-		}
+	r->pqpn_asked = 0;
+	pq = pqpn_free(host, &hip);
+	if (!pq) {
+		reject(r, "no pqpn free on host %s", host);
+		return;
 	}
 	json_t *v = json_deep_copy(r->want);
 	char *text;
@@ -308,12 +347,36 @@ pqpn_allocate(struct rec *r)
 	json_object_set_new(v, "pqpn", json_integer(pq));
 	text = json_dumps(v, JSON_COMPACT);
 	if (text && dp_cluster_txn_put(r->key, text, r->mod_rev) == 0) {
+		r->pqpn_asked = pq;
 		pthread_mutex_lock(&dp_cluster_st.lock);
 		dp_cluster_st.pqpn_allocated++;
 		pthread_mutex_unlock(&dp_cluster_st.lock);
 	}
 	free(text);
 	json_decref(v);
+}
+
+/*
+ * True when @r is a QP whose peer etcd holds without a pqpn yet: the peer's
+ * owner is choosing one (or will, once its switch sees it), so @r cannot be
+ * applied before it and is not counted as rejected.
+ */
+static bool
+peer_pending(const struct rec *r)
+{
+	json_t *peer = r->kind == K_QPS && r->want ? json_object_get(r->want, "peer") : NULL;
+	json_t *vip = json_object_get(peer, "vip"), *vqpn = json_object_get(peer, "vqpn");
+	char key[512];
+	const struct rec *q;
+
+	if (!json_is_string(vip) || !(json_is_integer(vqpn) || json_is_string(vqpn)))
+		return false;
+	/* The key names the vqpn in decimal; the record may give it as a "0x" string. */
+	snprintf(key, sizeof(key), "%s/qps/%s/%s/%lld", rs.prefix, r->part[0], json_string_value(vip),
+		 json_is_integer(vqpn) ? (long long)json_integer_value(vqpn) :
+		 strtoll(json_string_value(vqpn), NULL, 0));
+	q = rec_get(key, false);
+	return q && q->want && !json_object_get(q->want, "pqpn");
 }
 
 /* One entry of a batch: record @i put (del false) or deleted. */
@@ -459,7 +522,9 @@ dp_cluster_rec_reconcile(void)
 
 			if (j < 0)
 				continue;
-			reject(&rs.r[e[j].i], "%s", rep.rr.errs.msg[m]);
+			/* Half of a pair whose other half waits for its owner's pqpn is not bad: it waits too. */
+			if (!peer_pending(&rs.r[e[j].i]))
+				reject(&rs.r[e[j].i], "%s", rep.rr.errs.msg[m]);
 			e[j].out = true;
 			named++;
 		}

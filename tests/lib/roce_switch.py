@@ -13,16 +13,22 @@ from roce_telemetry import telemetry
 EAL_MEM = ["--no-huge", "-m", "512"]
 
 
-def start_switch(build, prefix, vdevs, cfg_path, lcores, args=(), eal_mem=EAL_MEM):
+def start_switch(build, prefix, vdevs, cfg_path, lcores, args=(), eal_mem=EAL_MEM, logs=None):
     """The switch of @build on EAL --lcores @lcores with --vdev @vdevs and --config @cfg_path,
-    plus the switch's own @args; stdout and stderr are pipes."""
+    plus the switch's own @args; stdout and stderr are pipes, or the files @logs.out and @logs.err
+    (for a long run whose pipes nobody reads while it runs: a full pipe blocks the switch's writer)."""
     cmd = [os.path.join(build, "dataplane", "dpdk-roce-vswitch"), "--lcores", lcores, "--no-pci",
            "--file-prefix", prefix, "--log-level", "lib.eal:warning"] + list(eal_mem)
     for v in vdevs:
         cmd += ["--vdev", v]
     cmd += ["--", "--config", cfg_path] + list(args)
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    if logs is None:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    with open(logs + ".out", "w") as out, open(logs + ".err", "w") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, start_new_session=True)
+    proc.logs = logs
+    return proc
 
 
 def wait_socket(prefix, proc, seconds=30):
@@ -48,6 +54,9 @@ def stop_switch(proc, prefix):
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
     shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+    if getattr(proc, "logs", None):
+        with open(proc.logs + ".out") as o, open(proc.logs + ".err") as e:
+            out, err = o.read(), e.read()
     summary = None
     for line in reversed(out.splitlines()):
         if line.startswith("{"):
