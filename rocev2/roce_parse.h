@@ -266,9 +266,10 @@ roce_parse_inline(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct 
  * fragmentation, UDP to @udp_port, the IP length inside the buffer.  Those
  * facts are checked in a few loads from fixed offsets, and the BTH onwards
  * by the same code as roce_parse_inline(); any other frame goes to
- * roce_parse_inline().  The result (the error and every field of @pkt) is
- * the same as roce_parse_inline()'s for every input, byte for byte:
- * tests/unit and the parse fuzzer compare the two.
+ * roce_parse(), out of line, so that the fast path stays small enough to
+ * inline.  The result (the error and every field of @pkt) is the same as
+ * roce_parse_inline()'s for every input, byte for byte: tests/unit and the
+ * parse fuzzer compare the two.
  */
 static inline enum roce_parse_err
 roce_parse_fast(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct roce_pkt *pkt)
@@ -279,11 +280,11 @@ roce_parse_fast(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct ro
 	if (__builtin_expect(len < 14 + ROCE_IPV4_HDR_MIN + ROCE_UDP_HDR_LEN || roce_rd16(frame + 12) !=
 			     ROCE_ETHERTYPE_IPV4 || ip[0] != 0x45 || (roce_rd16(ip + 6) & 0x3fffu) ||
 			     ip[9] != ROCE_IPPROTO_UDP, 0))
-		return roce_parse_inline(frame, len, udp_port, pkt);
+		return roce_parse(frame, len, udp_port, pkt);
 	l3_len = roce_rd16(ip + 2);
 	if (__builtin_expect(l3_len > len - 14 || l3_len < ROCE_IPV4_HDR_MIN + ROCE_UDP_HDR_LEN ||
 			     roce_rd16(ip + 24) != l3_len - ROCE_IPV4_HDR_MIN || roce_rd16(ip + 22) != udp_port, 0))
-		return roce_parse_inline(frame, len, udp_port, pkt);
+		return roce_parse(frame, len, udp_port, pkt);
 	end = 14 + l3_len;
 	/* What roce_parse_inline() has written when it reaches the BTH, padding bytes included. */
 	memset(pkt, 0, sizeof(*pkt));
