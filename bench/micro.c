@@ -4,7 +4,10 @@
  * ICRC (slice-by-8 and rte_net_crc) and incremental ICRC, at the three frame
  * sizes the switch cares about.  Prints one JSON line per figure:
  *   {"bench": "...", "frame_bytes": N, "cycles_per_frame": X, ...}
- * Each figure is the median of --runs runs of --iters frames.
+ * Each figure is the median of --runs runs of --iters frames.  The data
+ * plane's two parsers (roce_parse_inline() and the common-shape
+ * roce_parse_fast(), impl "inline" and "fast") are measured in alternating
+ * runs, so that other load on the machine weighs on both alike.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -53,6 +56,22 @@ b_parse(struct frame *f)
 }
 
 static uint32_t
+b_parse_inline(struct frame *f)
+{
+	struct roce_pkt p;
+
+	return roce_parse_inline(f->buf, f->len, ROCE_UDP_PORT, &p) + p.icrc_off;
+}
+
+static uint32_t
+b_parse_fast(struct frame *f)
+{
+	struct roce_pkt p;
+
+	return roce_parse_fast(f->buf, f->len, ROCE_UDP_PORT, &p) + p.icrc_off;
+}
+
+static uint32_t
 b_full(struct frame *f)
 {
 	return roce_icrc_compute(f->buf, &f->pkt);
@@ -86,25 +105,51 @@ b_incr_template(struct frame *f)
 	return roce_icrc_delta_apply(&conn_delta, roce_icrc_get(f->buf, &f->pkt), f->pkt.icrc_off);
 }
 
+/* One run of --iters calls: cycles per call. */
+static double
+run_once(bench_fn fn, struct frame *f)
+{
+	uint64_t t0 = rte_rdtsc_precise();
+	uint32_t acc = 0;
+
+	for (unsigned i = 0; i < iters; i++) {
+		acc += fn(f);
+		/* Make each call depend on the frame, not a cached result. */
+		f->buf[f->pkt.icrc_off - 1] ^= (uint8_t)acc;
+	}
+	sink += acc;
+	return (double)(rte_rdtsc_precise() - t0) / iters;
+}
+
+static double
+median(double *samples)
+{
+	qsort(samples, runs, sizeof(samples[0]), cmp_double);
+	return samples[runs / 2];
+}
+
 static double
 measure(bench_fn fn, struct frame *f)
 {
 	double samples[64];
 
-	for (unsigned r = 0; r < runs; r++) {
-		uint64_t t0 = rte_rdtsc_precise();
-		uint32_t acc = 0;
+	for (unsigned r = 0; r < runs; r++)
+		samples[r] = run_once(fn, f);
+	return median(samples);
+}
 
-		for (unsigned i = 0; i < iters; i++) {
-			acc += fn(f);
-			/* Make each call depend on the frame, not a cached result. */
-			f->buf[f->pkt.icrc_off - 1] ^= (uint8_t)acc;
-		}
-		sink += acc;
-		samples[r] = (double)(rte_rdtsc_precise() - t0) / iters;
+/* Two functions in alternating runs: the median of each into *a and *b. */
+static void
+measure_pair(bench_fn fa, bench_fn fb, struct frame *f, double *a, double *b)
+{
+	double sa[64], sb[64];
+
+	for (unsigned r = 0; r < runs; r++) {
+		sa[r] = run_once(fa, f);
+		sb[r] = run_once(fb, f);
 	}
-	qsort(samples, runs, sizeof(samples[0]), cmp_double);
-	return samples[runs / 2];
+	*a = median(sa);
+	*b = median(sb);
 }
 
 static void
@@ -177,7 +222,12 @@ main(int argc, char **argv)
 	for (int k = 0; k < 3; k++) {
 		struct frame *f = &frames[k];
 
+		double c_inline, c_fast;
+
 		report("parse", "rocev2", f, measure(b_parse, f));
+		measure_pair(b_parse_inline, b_parse_fast, f, &c_inline, &c_fast);
+		report("parse", "inline", f, c_inline);
+		report("parse", "fast", f, c_fast);
 		for (size_t m = 0; m < sizeof(impls) / sizeof(impls[0]); m++) {
 			if (impls[m].alg == RTE_NET_CRC_AVX512 &&
 			    (!rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) ||

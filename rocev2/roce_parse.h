@@ -116,6 +116,54 @@ roce_rd16(const uint8_t *p)
 #define ROCE_IPPROTO_UDP 17u
 
 /*
+ * The BTH, the extension headers the opcode names, the payload, the pad and
+ * the ICRC of a frame whose BTH starts at @off and which ends at @len (the IP
+ * length's extent): the part of the parse both entry points share.
+ */
+static inline enum roce_parse_err
+roce_parse_bth(const uint8_t *frame, uint32_t off, uint32_t len, struct roce_pkt *pkt)
+{
+	pkt->bth_off = (uint16_t)off;
+	if (len < off + ROCE_BTH_LEN)
+		return ROCE_ERR_TRUNC_BTH;
+
+	const struct roce_bth *bth = (const struct roce_bth *)(frame + off);
+	const struct roce_opcode_info *op = roce_opcode(bth->opcode);
+
+	pkt->opcode = bth->opcode;
+	if (roce_bth_tver(bth) != 0)
+		return ROCE_ERR_BAD_TVER;
+	if (!(op->flags & ROCE_OPF_VALID))
+		return ROCE_ERR_BAD_OPCODE;
+	pkt->exts = op->exts;
+	pkt->flags = op->flags;
+	if (len < off + op->hdr_len)
+		return ROCE_ERR_TRUNC_EXT;
+	if (len < off + op->hdr_len + ROCE_ICRC_LEN)
+		return ROCE_ERR_TRUNC_ICRC;
+	off += op->hdr_len;
+	pkt->payload_off = off;
+	pkt->icrc_off = len - ROCE_ICRC_LEN;
+
+	uint32_t body = len - ROCE_ICRC_LEN - off;
+
+	pkt->pad = (uint8_t)roce_bth_pad(bth);
+	if (op->body_len) {
+		/* A CNP's 16 reserved bytes, an ATOMIC WRITE's word: never padded. */
+		if (body != op->body_len)
+			return ROCE_ERR_BAD_PAYLOAD;
+		if (pkt->pad)
+			return ROCE_ERR_BAD_PAD;
+	} else if (!(op->flags & ROCE_OPF_PAYLOAD) && body != 0) {
+		return ROCE_ERR_BAD_PAYLOAD;
+	}
+	if (pkt->pad > body)
+		return ROCE_ERR_BAD_PAD;
+	pkt->payload_len = body - pkt->pad;
+	return ROCE_OK;
+}
+
+/*
  * Layers are checked outside in.  The IP length sets the frame's extent: it
  * may end before the buffer (Ethernet padding follows) but not after it, and
  * the UDP length must cover exactly the IP payload.  Everything after the IP
@@ -210,44 +258,42 @@ roce_parse_inline(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct 
 		return ROCE_ERR_NOT_ROCE_PORT;
 	off += ROCE_UDP_HDR_LEN;
 
-	pkt->bth_off = (uint16_t)off;
-	if (len < off + ROCE_BTH_LEN)
-		return ROCE_ERR_TRUNC_BTH;
+	return roce_parse_bth(frame, off, len, pkt);
+}
 
-	const struct roce_bth *bth = (const struct roce_bth *)(frame + off);
-	const struct roce_opcode_info *op = roce_opcode(bth->opcode);
+/*
+ * The one shape almost every frame has: untagged IPv4 without options or
+ * fragmentation, UDP to @udp_port, the IP length inside the buffer.  Those
+ * facts are checked in a few loads from fixed offsets, and the BTH onwards
+ * by the same code as roce_parse_inline(); any other frame goes to
+ * roce_parse(), out of line, so that the fast path stays small enough to
+ * inline.  The result (the error and every field of @pkt) is the same as
+ * roce_parse_inline()'s for every input, byte for byte: tests/unit and the
+ * parse fuzzer compare the two.
+ */
+static inline enum roce_parse_err
+roce_parse_fast(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct roce_pkt *pkt)
+{
+	const uint8_t *ip = frame + 14;
+	uint32_t l3_len, end;
 
-	pkt->opcode = bth->opcode;
-	if (roce_bth_tver(bth) != 0)
-		return ROCE_ERR_BAD_TVER;
-	if (!(op->flags & ROCE_OPF_VALID))
-		return ROCE_ERR_BAD_OPCODE;
-	pkt->exts = op->exts;
-	pkt->flags = op->flags;
-	if (len < off + op->hdr_len)
-		return ROCE_ERR_TRUNC_EXT;
-	if (len < off + op->hdr_len + ROCE_ICRC_LEN)
-		return ROCE_ERR_TRUNC_ICRC;
-	off += op->hdr_len;
-	pkt->payload_off = off;
-	pkt->icrc_off = len - ROCE_ICRC_LEN;
-
-	uint32_t body = len - ROCE_ICRC_LEN - off;
-
-	pkt->pad = (uint8_t)roce_bth_pad(bth);
-	if (op->body_len) {
-		/* A CNP's 16 reserved bytes, an ATOMIC WRITE's word: never padded. */
-		if (body != op->body_len)
-			return ROCE_ERR_BAD_PAYLOAD;
-		if (pkt->pad)
-			return ROCE_ERR_BAD_PAD;
-	} else if (!(op->flags & ROCE_OPF_PAYLOAD) && body != 0) {
-		return ROCE_ERR_BAD_PAYLOAD;
-	}
-	if (pkt->pad > body)
-		return ROCE_ERR_BAD_PAD;
-	pkt->payload_len = body - pkt->pad;
-	return ROCE_OK;
+	if (__builtin_expect(len < 14 + ROCE_IPV4_HDR_MIN + ROCE_UDP_HDR_LEN || roce_rd16(frame + 12) !=
+			     ROCE_ETHERTYPE_IPV4 || ip[0] != 0x45 || (roce_rd16(ip + 6) & 0x3fffu) ||
+			     ip[9] != ROCE_IPPROTO_UDP, 0))
+		return roce_parse(frame, len, udp_port, pkt);
+	l3_len = roce_rd16(ip + 2);
+	if (__builtin_expect(l3_len > len - 14 || l3_len < ROCE_IPV4_HDR_MIN + ROCE_UDP_HDR_LEN ||
+			     roce_rd16(ip + 24) != l3_len - ROCE_IPV4_HDR_MIN || roce_rd16(ip + 22) != udp_port, 0))
+		return roce_parse(frame, len, udp_port, pkt);
+	end = 14 + l3_len;
+	/* What roce_parse_inline() has written when it reaches the BTH, padding bytes included. */
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->frame_len = end;
+	pkt->l3_off = 14;
+	pkt->l4_off = 14 + ROCE_IPV4_HDR_MIN;
+	pkt->ip_ver = 4;
+	pkt->l2_pad = len - end;
+	return roce_parse_bth(frame, 14 + ROCE_IPV4_HDR_MIN + ROCE_UDP_HDR_LEN, end, pkt);
 }
 
 /* Pointer to extension header @ext of a parsed frame, or NULL if absent. */

@@ -39,7 +39,7 @@ parse_one(const struct ovl *o, struct dp_pkt *p)
 		p->drop = DP_DROP_NONLINEAR;
 		return false;
 	}
-	why = (enum dp_drop)roce_parse_inline(p->data, m->data_len, o->udp_port, &p->pkt);
+	why = (enum dp_drop)roce_parse_fast(p->data, m->data_len, o->udp_port, &p->pkt);
 	p->drop = (uint8_t)why;
 	if (unlikely(why != DP_DROP_NONE))
 		return false;
