@@ -44,11 +44,11 @@ ovl_op_class(uint32_t opf)
 	return ((opf >> OVL_OPC_SHIFT) & CFG_OP_ALL) | ((opf & ROCE_OPF_FLUSH) ? CFG_OP_WRITE : 0);
 }
 
-/* The classes a QP type can carry: RC all four, UC send and write, UD send. */
+/* The classes a QP type can carry: RC and XRC all four, UC send and write, UD send. */
 static inline unsigned
 ovl_type_ops(unsigned qp_type)
 {
-	return qp_type == CFG_QP_RC ? CFG_OP_ALL :
+	return qp_type == CFG_QP_RC || cfg_qp_is_xrc((int)qp_type) ? CFG_OP_ALL :
 	       qp_type == CFG_QP_UC ? CFG_OP_SEND | CFG_OP_WRITE : CFG_OP_SEND;
 }
 
@@ -59,8 +59,8 @@ enum { OVL_DIR_L2R = 0, OVL_DIR_R2L = 1 };
 #define OVL_ACL_DEFAULT 0xffffffffu
 
 /*
- * Does @acl allow a request of class @op (one CFG_OP_* bit) on a QP of
- * @qp_type from @src to @dst (both of IP version @ver, 4 or 16 bytes)?
+ * Does @acl allow a request of class @op (one CFG_OP_* bit) on a QP of ACL
+ * type @qp_type (cfg_acl_type()) from @src to @dst (both of IP version @ver, 4 or 16 bytes)?
  * The first rule that matches decides, else the default; a NULL @acl allows
  * everything.  *@rule (if not NULL) receives the deciding rule's index or
  * OVL_ACL_DEFAULT.

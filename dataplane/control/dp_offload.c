@@ -132,7 +132,7 @@ side_spec(const struct ovl *o, const struct ovl_conn *c, int side, struct rule_s
 		memcpy(s->dst, re->vip.b, s->alen);
 		s->dqpn = r->vqpn;
 		memcpy(s->src_mac, c->l_mac, 6);
-		s->opclass = l->type == CFG_QP_UC ? 1 : 0;
+		s->opclass = l->type == CFG_QP_UC ? 1 : cfg_qp_is_xrc(l->type) ? ROCE_TR_XRC >> 5 : 0;
 		memcpy(s->new_eth, c->egress.eth, 12);
 		s->out_port_idx = c->egress.port;
 	} else {
