@@ -64,6 +64,8 @@ transport_ok(uint8_t opcode, uint8_t qp_type)
 #define DP_XL_MR 1u   /* a RETH or AtomicETH: mr_rkey, mr_va */
 #define DP_XL_INV 2u  /* an IETH: inv_rkey */
 #define DP_XL_SRQ 4u  /* an XRCETH: srqn */
+/* The translations of memory keys (mr_translated counts them). */
+#define DP_XL_KEYS (DP_XL_MR | DP_XL_INV)
 
 /*
  * The owner's side of memory, in two steps.  dp_mr_check() (stage 3) finds

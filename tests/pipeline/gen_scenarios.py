@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from pipeline_wire import (  # noqa: E402
-    ROOT, BTH, AETH, CNPPadding, DETH, FETH, RETH, AtomicETH, AtomicAckETH, ImmDt, IETH,
+    ROOT, BTH, AETH, CNPPadding, DETH, XRCETH, FETH, RETH, AtomicETH, AtomicAckETH, ImmDt, IETH,
     Ether, Dot1Q, Dot1AD, IP, UDP, IPv6, Raw, icrc_zlib, icrc_found,
     fields_of, write_pcap)
 from scapy.layers.inet import IPOption  # noqa: E402
@@ -83,7 +83,7 @@ SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host
                 "type_mismatch", "mr_unknown", "mr_out_of_bounds", "mr_access_denied",
                 "message_denied", "acl_denied", "revoked", "nonlinear", "tx_failed",
                 "shaping_watchdog", "shaping_overflow", "shaping_nobufs", "shaping_detached",
-                "conn_removed", "shutdown", "privileged_qkey", "xdp_denied"]
+                "conn_removed", "shutdown", "privileged_qkey", "xdp_denied", "xrc_srq_unknown"]
 
 
 def parse_error_names():
@@ -99,7 +99,7 @@ def parse_error_names():
 PARSE_DROPS = parse_error_names()
 # Drops on the fabric side that come after the (host, pqpn) lookup.
 FABRIC_ATTRIBUTED = {"spoofed_source", "type_mismatch", "mr_unknown", "mr_out_of_bounds",
-                     "mr_access_denied", "message_denied", "acl_denied", "revoked"}
+                     "mr_access_denied", "message_denied", "acl_denied", "revoked", "xrc_srq_unknown"}
 ALL_DROPS = PARSE_DROPS + SWITCH_DROPS
 
 
@@ -114,7 +114,7 @@ def num(v):
 # ---------------------------------------------------------------------------
 # Frames.
 
-EXT_CLASSES = {"DETH": DETH, "FETH": FETH, "RETH": RETH, "AtomicETH": AtomicETH, "AETH": AETH,
+EXT_CLASSES = {"DETH": DETH, "XRCETH": XRCETH, "FETH": FETH, "RETH": RETH, "AtomicETH": AtomicETH, "AETH": AETH,
                "AtomicAckETH": AtomicAckETH, "ImmDt": ImmDt, "IETH": IETH,
                "CNPPadding": CNPPadding}
 
@@ -268,7 +268,8 @@ class Model:
         under mr_check "enforce"; otherwise the frame goes untranslated.
         """
         enforce = self.tenants[tenant].get("mr_check", "off") == "enforce"
-        low, rcuc = f.opcode & 0x1f, (f.opcode & 0xe0) in (0x00, 0x20)
+        # XRC requests carry the RC operations' headers (after their XRCETH).
+        low, rcuc = f.opcode & 0x1f, (f.opcode & 0xe0) in (0x00, 0x20, 0xa0)
         done = False
         for name in ("RETH", "AtomicETH"):
             h = f.ext(name)
@@ -313,8 +314,10 @@ class Model:
     def acl_check(self, tenant, qtype, requester, responder, f):
         """Raise Drop("acl_denied") for an opening request the tenant's ACL denies."""
         low = f.opcode & 0x1f
-        if (f.opcode & 0xe0) not in (0x00, 0x20) or low not in OPENING:
+        if (f.opcode & 0xe0) not in (0x00, 0x20, 0xa0) or low not in OPENING:
             return
+        # Both ends of an XRC connection are of the ACL type "xrc".
+        qtype = "xrc" if qtype.startswith("xrc") else qtype
         acl = self.acls.get(tenant)
         if acl is None:
             return
@@ -1804,8 +1807,9 @@ def main():
     for fn in os.listdir(DATA):
         if fn.endswith((".pcap", ".json")):
             os.unlink(os.path.join(DATA, fn))
+    import gen_xrc
     scenarios = (two_tenant_scenarios() + ipv6_scenarios() + ud_scenarios() + ibta15_scenarios()
-                 + ipv6_ibta15_scenarios() + nak_scenarios())
+                 + ipv6_ibta15_scenarios() + nak_scenarios() + gen_xrc.xrc_scenarios())
     names = [s.name for s in scenarios]
     assert len(set(names)) == len(names)
     tot = [0, 0, 0, 0, 0]
