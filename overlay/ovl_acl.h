@@ -80,6 +80,25 @@ struct ovl;
 void ovl_acl_apply(struct ovl *o);
 
 /*
+ * Frames whose PSNs and AETHs are tracked (outstanding requests, answers'
+ * MSNs, Estats): those of the reliable connected transports, RC and XRC.
+ */
+static inline bool
+ovl_track_opcode(uint8_t opcode)
+{
+	unsigned tr = roce_opcode_transport(opcode);
+
+	return tr == ROCE_TR_RC || tr == ROCE_TR_XRC;
+}
+
+/* A NAK's opcode toward a requester whose connection's L is of @l_type: XRC's ACKNOWLEDGE or RC's. */
+static inline uint8_t
+ovl_nak_opcode(unsigned l_type)
+{
+	return cfg_qp_is_xrc((int)l_type) ? (uint8_t)(ROCE_TR_XRC | ROCE_OP_RC_ACK) : ROCE_OP_RC_ACK;
+}
+
+/*
  * Outstanding requests, per connection and direction.  The requester's half
  * is written only by the lcore that forwards the requests, the responder's
  * half only by the lcore that forwards the responses; either may read the

@@ -105,6 +105,9 @@ forward_eligible(const struct ovl *o, const struct ovl_conn *c)
 	/* An ACL is checked per message in software: such a tenant keeps its frames there. */
 	if (!c->hairpin || c->egress.changes_icrc || c->rate_bps || t->rate.set || t->mr_enforce || t->acl)
 		return false;
+	/* An XRC request's SRQ and direction are checked per frame in software. */
+	if (cfg_qp_is_xrc(c->l_type))
+		return false;
 	for (uint32_t i = 0; i < o->n_mrs; i++) {
 		const struct ovl_mr *m = &o->mrs[i];
 

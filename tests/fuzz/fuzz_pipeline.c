@@ -10,11 +10,14 @@
  * tenants sharing vIPs), examples/pipeline-ud.json (UD, a gateway host, two
  * ports of one tenant), examples/pipeline-ipv6.json (IPv6, RC, UD, MR) and
  * tests/isolation/dual-stack.json (IPv4 and IPv6 identities of the same
- * tenants on one host, a tenant with mr_check off).  One forwarding lcore
+ * tenants on one host, a tenant with mr_check off) and
+ * examples/pipeline-xrc.json (XRC initiators and targets both ways, a
+ * hairpin, SRQs of two tenants on one host, an ACL of type xrc).  One
+ * forwarding lcore
  * structure with its per-tenant counters.
  *
  * Input format (all of it is fuzzed):
- *   byte 0            which configuration (modulo 4)
+ *   byte 0            which configuration (modulo 5)
  *   then records      flags (1 byte), length (2 bytes, little endian), frame
  *     flags bits 0-3  the port the frame arrives on (modulo the port count,
  *                     configuration order): an uplink goes through
@@ -78,7 +81,7 @@ __ubsan_default_options(void)
 #define FUZZ_SRCDIR "."
 #endif
 
-#define N_CONFIGS 4
+#define N_CONFIGS 5
 #define MBUF_DATA 8192u /* a frame longer than this arrives as a chain */
 
 static const char *const config_files[N_CONFIGS] = {
@@ -86,6 +89,7 @@ static const char *const config_files[N_CONFIGS] = {
 	FUZZ_SRCDIR "/examples/pipeline-ud.json",
 	FUZZ_SRCDIR "/examples/pipeline-ipv6.json",
 	FUZZ_SRCDIR "/tests/isolation/dual-stack.json",
+	FUZZ_SRCDIR "/examples/pipeline-xrc.json",
 };
 
 static struct {

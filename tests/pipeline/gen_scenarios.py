@@ -76,7 +76,8 @@ RX_BURST = 32
 
 
 def rc_request(opcode):
-    return opcode < 0x20 and opcode not in RC_RESPONSES
+    """An RC request, or an XRC one (the same operations at 0xa0)."""
+    return (opcode & 0xe0) in (0x00, 0xa0) and (opcode & 0x1f) not in RC_RESPONSES
 
 
 SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host", "gsi",
@@ -344,7 +345,7 @@ class Model:
         connection).  Sender and receiver are the two ends as the frame
         travels; one direction of a connection is one (sender, receiver).
         """
-        if (f.opcode & 0xe0) != 0x00:
+        if (f.opcode & 0xe0) not in (0x00, 0xa0):  # RC, or XRC (answered with XRC's ACK)
             return None
         try:
             if in_port != self.uplink["name"]:
@@ -358,7 +359,7 @@ class Model:
                 snd, rcv = self.peer(lq), lq
         except KeyError:
             return None
-        if snd["type"] != "rc" or rcv["type"] != "rc":
+        if {snd["type"], rcv["type"]} not in ({"rc"}, {"xrc_ini", "xrc_tgt"}):
             return None
         return t, snd, rcv
 
@@ -383,7 +384,7 @@ class Model:
             vl[0] = (0x88a8,) + vl[0][1:]
         n = F(eth_dst=eth_dst, eth_src=eth_src, vlans=vl, src=src, dst=dst,
               tos=f.tos & 0xfc, ttl=64, ip_id=0, ip_flags="DF", fl=0,
-              sport=0xc000 | (dqpn & 0x3fff), opcode=ACK, m=0, pkey=f.pkey, dqpn=dqpn,
+              sport=0xc000 | (dqpn & 0x3fff), opcode=(f.opcode & 0xe0) | ACK, m=0, pkey=f.pkey, dqpn=dqpn,
               psn=f.psn, exts=[aeth(NAK_SYNDROME, msn)])
         return n, out
 
@@ -603,7 +604,7 @@ class Scenario:
                 _, snd, rcv = c
                 if rc_request(f.opcode):
                     armed_off.discard((key(snd), key(rcv)))
-                elif f.opcode in AETH_RESPONSES:
+                elif (f.opcode & 0x1f) in AETH_RESPONSES and (f.opcode & 0xe0) in (0x00, 0xa0):
                     msn[(key(snd), key(rcv))] = f.ext("AETH")["msn"] & 0xffffff
             for ev in b:
                 port, f, note, idx, reason = ev

@@ -12,7 +12,9 @@ README says of XRC: an XRC connection renames like RC, requests go only from
 the initiator (xrc_ini) to the target (xrc_tgt), and a request's XRCETH SRQ
 number is renamed from the target endpoint's vsrqn to its psrqn toward the
 fabric and back from the fabric (a hairpin keeps it); an SRQ that is not the
-target endpoint's is xrc_srq_unknown.
+target endpoint's is xrc_srq_unknown.  A request refused for an access reason
+is answered as an RC one is (gen_scenarios.Scenario.nak_run()), with XRC's
+ACKNOWLEDGE (0xb1).
 """
 
 from gen_scenarios import (  # noqa: E402
@@ -161,7 +163,7 @@ def xrc_scenarios():
 
     S = Scenario("xrc_drops", m, "XRC drops: unknown SRQs (another endpoint's, another tenant's, on "
                  "either side), requests against the direction, opcodes of another transport, the "
-                 "target's MR checks and ACL")
+                 "target's MR checks and ACL, answered with XRC NAKs")
     S.mdrop("vm-blue-1", ini.out(S, x(SEND_ONLY), [xrceth(8)], n=64), "xrc_srq_unknown",
             "vsrqn 8 is .10's, not the target .20's")
     S.mdrop("vm-blue-1", ini.out(S, x(WRITE_FIRST), [xrceth(6000), reth(0, 0x5000, 512)], n=256),
@@ -201,6 +203,10 @@ def xrc_scenarios():
     S.drop("fabric0", tgt.inc(S, x(WRITE_LAST), [xrceth(5000)], n=128), "message_denied",
            "... and its Last")
     S.send("fabric0", tgt.inc(S, x(SEND_ONLY), [xrceth(5000)], n=64), "the next message forwards")
+    # On the hairpin the owner .10 is local: the initiator .11 gets the NAK on its port.
+    S.send("vm-blue-1", hpt.out(S, x(ACK), [aeth(0, 0x21)]), "hairpin XRC ACKNOWLEDGE, MSN 0x21")
+    S.mdrop("vm-blue-1", hp.out(S, x(WRITE_ONLY), [xrceth(7), reth(MR_VA, 0x9999, 16)], n=16, vlans=Q_VLAN),
+            "mr_unknown", "hairpin XRC WRITE Only with an unknown rkey, 802.1Q")
     out.append(S)
 
     m6 = XrcModel("examples/pipeline-xrc6.json")
@@ -219,6 +225,8 @@ def xrc_scenarios():
     S.send("vm-green-1", tgt6.out(S, x(ACK), [aeth(0, 11)]), "XRC ACKNOWLEDGE toward the fabric")
     S.mdrop("fabric0", tgt6.inc(S, x(SEND_ONLY), [xrceth(0x20007)], n=64), "xrc_srq_unknown",
             "the remote endpoint's psrqn")
+    S.mdrop("fabric0", tgt6.inc(S, x(WRITE_ONLY), [xrceth(0x10007), reth(0x7f0000200000, 0x2001, 8)], n=8,
+                                vlans=Q_VLAN), "mr_out_of_bounds", "XRC WRITE Only past the window, 802.1Q")
     S.mdrop("vm-green-1", ini6.out(S, x(SEND_ONLY), [xrceth(8)], n=64), "xrc_srq_unknown", "no SRQ 8 at .20")
     out.append(S)
     return out

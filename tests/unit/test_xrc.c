@@ -222,6 +222,12 @@ test_overlay(void)
 	/* Every operation class is possible on XRC, and nothing is blocked without an ACL. */
 	CU_ASSERT_EQUAL(ovl_type_ops(CFG_QP_XRC_INI), CFG_OP_ALL);
 	CU_ASSERT_EQUAL(o->conns[0].acl_allow[OVL_DIR_L2R], CFG_OP_ALL);
+	/* XRC frames are tracked as RC ones, and their NAKs are XRC ACKNOWLEDGEs (IBTA table 38: 0xb1). */
+	CU_ASSERT_TRUE(ovl_track_opcode(0xa4) && ovl_track_opcode(0xb1) && ovl_track_opcode(0x11));
+	CU_ASSERT_FALSE(ovl_track_opcode(0x24) || ovl_track_opcode(0x64) || ovl_track_opcode(0x81));
+	CU_ASSERT_EQUAL(ovl_nak_opcode(CFG_QP_XRC_INI), 0xb1);
+	CU_ASSERT_EQUAL(ovl_nak_opcode(CFG_QP_XRC_TGT), 0xb1);
+	CU_ASSERT_EQUAL(ovl_nak_opcode(CFG_QP_RC), 0x11);
 	ovl_free(o);
 	cfg_free(c);
 }
