@@ -44,7 +44,9 @@
  *     that port's tenant on that port (its vIP and vQPN) from a vIP of the
  *     same tenant; what leaves by an uplink is addressed from one of this
  *     host's IPs to a (host, pQPN) of a QP of the sending port's tenant on
- *     another host.
+ *     another host; an XRC request's SRQ number is one of the destination
+ *     endpoint's (its vsrqn toward a tenant port, its psrqn toward the
+ *     fabric), of the same tenant.
  * And ASan and UBSan watch every access (the DPDK libraries themselves are
  * not instrumented).
  */
@@ -303,6 +305,32 @@ sent_for_own(const struct ovl *o, uint32_t tenant, const uint8_t *data, const st
 	return to;
 }
 
+/*
+ * An XRC request's SRQ number names an SRQ of @tenant's endpoint it is sent to: toward a tenant
+ * port the vsrqn of the destination vIP's endpoint, toward the fabric the psrqn of an endpoint of
+ * @tenant on the destination host.  Frames without an XRCETH pass.
+ */
+static bool
+srq_of_own(const struct ovl *o, uint32_t tenant, bool to_fabric, const uint8_t *data, const struct roce_pkt *pkt)
+{
+	const struct roce_xrceth *x = roce_pkt_ext(pkt, (uint8_t *)(uintptr_t)data, ROCE_EXT_XRCETH);
+	unsigned alen = pkt->ip_ver == 6 ? 16 : 4;
+	uint32_t srqn;
+
+	if (!x)
+		return true;
+	srqn = roce_xrceth_srq(x);
+	if (!to_fabric)
+		return ovl_lookup_srq_tenant(o, tenant, ip_dst(data, pkt), alen, srqn) != OVL_NONE;
+	for (uint32_t i = 0; i < o->n_srqs; i++) {
+		const struct ovl_endpoint *e = &o->endpoints[o->srqs[i].endpoint];
+
+		if (e->tenant == tenant && o->srqs[i].psrqn == srqn && ip_eq(&e->host, ip_dst(data, pkt), alen))
+			return true;
+	}
+	return false;
+}
+
 static void
 one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len, uint8_t flags,
 	  uint32_t mark)
@@ -359,9 +387,13 @@ one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len
 		CHECK(!op->uplink, "fabric frame sent back to the fabric");
 		CHECK(delivered_to_own(o, op->tenant, out_port, data, &out),
 		      "fabric frame delivered on %s not to a QP of its tenant from its tenant", op->name);
+		CHECK(srq_of_own(o, op->tenant, false, data, &out), "XRC request delivered on %s to another's SRQ",
+		      op->name);
 	} else if (o->ports[out_port].uplink) {
 		CHECK(sent_for_own(o, ip->tenant, data, &out),
 		      "tenant %s's frame sent to the fabric not for a QP of its own", o->tenants[ip->tenant].name);
+		CHECK(srq_of_own(o, ip->tenant, true, data, &out), "tenant %s's XRC request sent to another's SRQ",
+		      o->tenants[ip->tenant].name);
 	} else {
 		const struct ovl_port *op = &o->ports[out_port];
 
@@ -369,6 +401,7 @@ one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len
 		      o->tenants[op->tenant].name);
 		CHECK(delivered_to_own(o, op->tenant, out_port, data, &out), "hairpin to %s not to its own QP",
 		      op->name);
+		CHECK(srq_of_own(o, op->tenant, false, data, &out), "hairpin XRC request to another's SRQ");
 	}
 	rte_pktmbuf_free(m);
 }
