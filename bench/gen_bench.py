@@ -5,7 +5,11 @@ for each frame size, a pcap of tenant-to-fabric frames spread over them.
 
 Usage: /usr/bin/python3 bench/gen_bench.py OUT_DIR [CONNS]
 Writes OUT_DIR/bench.json, OUT_DIR/bench-shaped.json (the same with tenant and QP
-caps that never bind) and OUT_DIR/{ack62,write1082,write4154}.pcap.
+caps that never bind) and OUT_DIR/{ack62,write1082,write4154}.pcap; for the
+XRC comparison, OUT_DIR/bench-xrc.json (the same connections as XRC initiators
+toward targets with one SRQ each) with OUT_DIR/{xrc62,xrc1082,xrc4154}.pcap
+(XRC SEND Only, then SEND Middles, the SRQ renamed) and OUT_DIR/send62.pcap
+(RC SEND Only of the same 62 bytes).
 The tenant port is net_pcap0 and the uplink net_null0, as bench/run-switch runs them.
 """
 import json
@@ -13,14 +17,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gen"))
-from roce_layers import AETH, BTH  # noqa: E402
+from roce_layers import AETH, BTH, XRCETH  # noqa: E402
 from scapy.all import Ether, IP, UDP, Raw, wrpcap  # noqa: E402
 
 LOCAL_MAC = "02:00:00:00:aa:10"
 PORT_MAC = "02:00:00:00:01:01"
 
 
-def config(conns, shaped=False):
+def config(conns, shaped=False, xrc=False):
     qps = []
     endpoints = [{"tenant": "blue", "vip": "192.168.0.10", "host": "10.0.0.1",
                   "port": "vm-blue", "mac": LOCAL_MAC}]
@@ -34,8 +38,13 @@ def config(conns, shaped=False):
         # Shaping on and never binding: caps far above what a core forwards.
         for q in qps:
             q["rate"] = {"gbps": 400}
+    if xrc:
+        for q in qps:
+            q["type"] = "xrc_ini" if q["vip"] == "192.168.0.10" else "xrc_tgt"
     rvips = sorted({q["vip"] for q in qps if q["vip"] != "192.168.0.10"})
-    endpoints += [{"tenant": "blue", "vip": v, "host": "10.0.0.2"} for v in rvips]
+    endpoints += [dict({"tenant": "blue", "vip": v, "host": "10.0.0.2"},
+                       **({"xrc_srqs": [{"vsrqn": 5, "psrqn": 7000 + i}]} if xrc else {}))
+                  for i, v in enumerate(rvips)]
     return {
         "comment": ["Benchmark: one tenant port (net_pcap0, infinite_rx) to the uplink (net_null0)."],
         "version": 1,
@@ -62,6 +71,14 @@ def frames(conns, kind):
                 UDP(sport=49152 + i, dport=4791, chksum=0))
         if kind == "ack62":
             p = base / BTH(opcode=0x11, dqpn=32, psn=i) / AETH(syndrome=0, msn=i)
+        elif kind == "send62":
+            p = base / BTH(opcode=0x04, dqpn=32, psn=i) / Raw(bytes(4))
+        elif kind.startswith("xrc"):
+            # XRC SEND Only (62 bytes) or SEND Middle, the XRCETH naming the target's SRQ 5.
+            n = {"xrc62": 0, "xrc1082": 1020, "xrc4154": 4092}[kind]
+            p = base / BTH(opcode=0xa4 if n == 0 else 0xa1, dqpn=32, psn=i) / XRCETH(xrcsrq=5)
+            if n:
+                p = p / Raw(bytes(n))
         else:
             size = 1024 if kind == "write1082" else 4096
             p = base / BTH(opcode=0x07, dqpn=32, psn=i) / Raw(bytes(size))
@@ -77,7 +94,9 @@ def main():
         json.dump(config(conns), f, indent=1)
     with open(os.path.join(out, "bench-shaped.json"), "w") as f:
         json.dump(config(conns, shaped=True), f, indent=1)
-    for kind in ("ack62", "write1082", "write4154"):
+    with open(os.path.join(out, "bench-xrc.json"), "w") as f:
+        json.dump(config(conns, xrc=True), f, indent=1)
+    for kind in ("ack62", "write1082", "write4154", "send62", "xrc62", "xrc1082", "xrc4154"):
         wrpcap(os.path.join(out, kind + ".pcap"), frames(conns, kind))
 
 

@@ -95,6 +95,21 @@ struct cfg_tenant {
 	bool privileged_qkey;   /* may send UD Q_Keys with bit 31 set (controlled Q_Keys) */
 };
 
+/*
+ * An XRC SRQ of an endpoint: the number its RNIC really uses (vsrqn, what an
+ * initiator of the tenant writes in the XRCETH) and the number the fabric
+ * carries (psrqn, unique per host IP). Both 24-bit.
+ */
+struct cfg_xrc_srq {
+	uint32_t vsrqn;
+	uint32_t psrqn;
+};
+
+/* Largest SRQ number: 24-bit. */
+#define CFG_SRQN_MAX 0xffffffu
+/* At most this many XRC SRQs per endpoint (records stay plain values). */
+#define CFG_XRC_SRQS_MAX 8
+
 /* A tenant's virtual IP and the host that runs it (the vGID to GID map). */
 struct cfg_endpoint {
 	int tenant;             /* index into tenants */
@@ -103,9 +118,30 @@ struct cfg_endpoint {
 	int port;               /* index into ports, -1 if remote (no port given) */
 	bool has_mac;           /* always true when port >= 0 */
 	uint8_t mac[6];
+	/* "xrc_srqs": the endpoint's XRC SRQs, renamed like QPNs (docs/xrc.md) */
+	uint32_t n_xrc_srqs;
+	struct cfg_xrc_srq xrc_srqs[CFG_XRC_SRQS_MAX];
 };
 
-enum cfg_qp_type { CFG_QP_RC, CFG_QP_UC, CFG_QP_UD };
+/*
+ * QP types. An XRC connection pairs an initiator (xrc_ini, which sends the
+ * requests) with a target (xrc_tgt, which answers them) through "peer".
+ */
+enum cfg_qp_type { CFG_QP_RC, CFG_QP_UC, CFG_QP_UD, CFG_QP_XRC_INI, CFG_QP_XRC_TGT };
+
+/* True for the two XRC types. */
+static inline bool
+cfg_qp_is_xrc(int type)
+{
+	return type == CFG_QP_XRC_INI || type == CFG_QP_XRC_TGT;
+}
+
+/* The type a peer of a QP of @type must have: its own, or the other XRC end. */
+static inline int
+cfg_qp_peer_type(int type)
+{
+	return type == CFG_QP_XRC_INI ? CFG_QP_XRC_TGT : type == CFG_QP_XRC_TGT ? CFG_QP_XRC_INI : type;
+}
 
 struct cfg_qp {
 	int tenant;             /* index into tenants */
@@ -191,8 +227,19 @@ enum {
 	CFG_OP_ALL = 15,
 };
 
-/* ACL QP types: bit (1 << enum cfg_qp_type), "rc", "uc", "ud". */
-#define CFG_QP_TYPES_ALL 7u
+/*
+ * ACL QP types: bit (1 << type) for "rc", "uc", "ud" (enum cfg_qp_type) and
+ * "xrc" (CFG_ACL_TYPE_XRC: both ends of an XRC connection).
+ */
+#define CFG_ACL_TYPE_XRC 3u
+#define CFG_QP_TYPES_ALL 15u
+
+/* The ACL type of a QP of @type. */
+static inline unsigned
+cfg_acl_type(int type)
+{
+	return cfg_qp_is_xrc(type) ? CFG_ACL_TYPE_XRC : (unsigned)type;
+}
 
 /* An IPv4 or IPv6 prefix. Bits of ip beyond len are zero. */
 struct cfg_cidr {

@@ -188,10 +188,10 @@ qp_peer_check(struct cfg_ld *ld, const struct cfg_path *p, uint32_t i)
 	/* Say nothing about a peer whose own type or peer is already reported. */
 	if (!(ld->qp_ok[j] & CFG_BIT(CFG_Q_TYPE)))
 		return;
-	if (r->type != q->type) {
+	if ((int)r->type != cfg_qp_peer_type(q->type)) {
 		CFG_REC_ERR(ld, &rp, "peer", "%s is %s, not %s",
 			qp_str(c, (uint32_t)j, qs, sizeof(qs)), cfg_qp_type_names[r->type],
-			cfg_qp_type_names[q->type]);
+			cfg_qp_type_names[cfg_qp_peer_type(q->type)]);
 		return;
 	}
 	if (!(ld->qp_ok[j] & CFG_BIT(CFG_Q_PEER)))

@@ -4,7 +4,7 @@
  * deleted and are renumbered into a new configuration, which is then checked
  * between records as the file loader checks a file: a record's tenant and
  * endpoint exist, an endpoint's port is a tenant port of its tenant, a pqpn
- * is used once per host, an RC or UC QP's peer exists with its type and
+ * is used once per host (and a psrqn), an RC, UC or XRC QP's peer exists with its type and
  * points back, no tenant exceeds max_qps, and nothing is left that names a
  * deleted tenant. Linear in the size of the result.
  */
@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "cfg_delta_int.h"
+#include "cfg_rec.h"
 #include "cfg_util.h"
+#include "cfg_xrc.h"
 
 #define NONE UINT32_MAX
 
@@ -192,6 +194,36 @@ finish_ports_acls(struct cfg_dl *d, struct cfg *c, const uint32_t *tmap)
 	}
 }
 
+/* A psrqn is used once per host. */
+static void
+check_srqs(struct cfg_dl *d, const struct cfg *c, const uint32_t *back)
+{
+	struct cfg_srq_index x;
+	char ips[CFG_IP_STRLEN], hv[CFG_IP_STRLEN];
+
+	if (cfg_srq_index_init(&x, c) < 0) {
+		d->ld.dg.oom = true;
+		return;
+	}
+	for (uint32_t i = 0; i < c->n_endpoints; i++) {
+		const struct cfg_endpoint *e = &c->endpoints[i];
+
+		for (uint32_t s = 0; s < e->n_xrc_srqs; s++) {
+			uint32_t hep, hs;
+			int r = cfg_srq_index_claim(&x, i, s, &hep, &hs);
+
+			if (r < 0)
+				d->ld.dg.oom = true;
+			else if (r > 0)
+				cfg_dl_rec_err(d, CFG_DK_ENDPOINTS, back[i], "xrc_srqs", "psrqn %" PRIu32 " is already "
+					       "used on host %s by the endpoint %s (its xrc_srqs[%" PRIu32 "])",
+					       e->xrc_srqs[s].psrqn, cfg_ip_str(&e->host, ips),
+					       cfg_ip_str(&c->endpoints[hep].vip, hv), hs);
+		}
+	}
+	cfg_srq_index_free(&x);
+}
+
 static void
 finish_endpoints(struct cfg_dl *d, struct cfg *c, const uint32_t *tmap, struct cfg_htab *ep_idx)
 {
@@ -230,6 +262,7 @@ finish_endpoints(struct cfg_dl *d, struct cfg *c, const uint32_t *tmap, struct c
 		if (cfg_htab_add(ep_idx, cfg_dl_key_hash(k.tenant, k.ip, 0), i) < 0)
 			d->ld.dg.oom = true;
 	}
+	check_srqs(d, c, back);
 	free(back);
 }
 
@@ -257,8 +290,9 @@ check_peers(struct cfg_dl *d, struct cfg *c, const uint32_t *back, const struct 
 
 		if ((uint32_t)j == i)
 			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "a qp cannot be its own peer");
-		else if (p->type != q->type)
-			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "the peer is a qp of another type");
+		else if ((int)p->type != cfg_qp_peer_type(q->type))
+			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "the peer is a qp of type %s, not %s",
+				       cfg_qp_type_names[p->type], cfg_qp_type_names[cfg_qp_peer_type(q->type)]);
 		else if (!p->has_peer || p->peer_vqpn != q->vqpn || !cfg_ip_equal(&p->peer_vip, &q->vip))
 			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "the peer %s qp %" PRIu32 " does not name "
 				       "this qp as its peer", cfg_ip_str(&p->vip, ips), p->vqpn);

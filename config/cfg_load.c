@@ -34,6 +34,7 @@
 #include "cfg_check.h"
 #include "cfg_ctx.h"
 #include "cfg_rec.h"
+#include "cfg_xrc.h"
 
 /*
  * The sections of records. Each allocates its records and prepares the
@@ -90,6 +91,7 @@ load_endpoints(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path 
 		cfg_endpoint_mac_check(ld, &r);
 		cfg_check_endpoint_port(ld, &r);
 	}
+	cfg_check_endpoint_srqs(ld, p);
 	return true;
 }
 

@@ -23,7 +23,7 @@
 enum { CFG_T_NAME, CFG_T_VNI, CFG_T_MAX_QPS, CFG_T_RATE, CFG_T_MR_CHECK, CFG_T_DCQCN, CFG_T_QKEY };
 enum { CFG_P_NAME, CFG_P_DEVICE, CFG_P_ROLE, CFG_P_IP, CFG_P_MAC, CFG_P_GATEWAY_MAC,
        CFG_P_TENANT };
-enum { CFG_E_TENANT, CFG_E_VIP, CFG_E_HOST, CFG_E_PORT, CFG_E_MAC };
+enum { CFG_E_TENANT, CFG_E_VIP, CFG_E_HOST, CFG_E_PORT, CFG_E_MAC, CFG_E_XRC_SRQS };
 enum { CFG_Q_TENANT, CFG_Q_VIP, CFG_Q_VQPN, CFG_Q_PQPN, CFG_Q_TYPE, CFG_Q_PEER, CFG_Q_RATE };
 enum { CFG_M_TENANT, CFG_M_VIP, CFG_M_RKEY, CFG_M_ADDR, CFG_M_LENGTH, CFG_M_TARGET_RKEY,
        CFG_M_TARGET_ADDR, CFG_M_ACCESS };
@@ -33,6 +33,7 @@ enum { CFG_A_TENANT, CFG_A_DEFAULT, CFG_A_RULES };
 /* Names of enum values, in the order of the enum, NULL-terminated. */
 extern const char *const cfg_dcqcn_profile_names[];     /* cfg_rec_tenant.c */
 extern const char *const cfg_qp_type_names[];           /* cfg_rec_common.c */
+extern const char *const cfg_acl_type_names[];          /* cfg_rec_common.c */
 
 /* The table of a "rate", a tenant's or a QP's (cfg_rec_common.c). */
 #define CFG_RATE_FIELDS 2
@@ -74,6 +75,11 @@ void cfg_endpoints_alloc(struct cfg_ld *ld, const struct cfg_jv *v, const struct
 /* endpoints[@i]; its mask goes to ld->ep_ok. */
 bool cfg_endpoint_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p,
 			uint32_t i, struct cfg_rec *r);
+/*
+ * The endpoint's "xrc_srqs", if valid (cfg_endpoint_parse() calls it): each
+ * SRQ's numbers, at most CFG_XRC_SRQS_MAX, each vsrqn and psrqn once.
+ */
+void cfg_endpoint_srqs_parse(struct cfg_ld *ld, const struct cfg_rec *r);
 /* An endpoint with a port needs a mac. */
 void cfg_endpoint_mac_check(struct cfg_ld *ld, const struct cfg_rec *r);
 

@@ -35,6 +35,8 @@ static const struct cfg_field endpoint_fields[] = {
 				 .ref = &cfg_ref_port),
 	[CFG_E_MAC] = CFG_FIELD(struct cfg_endpoint, "mac", CFG_F_MAC, CFG_OPTIONAL, mac,
 				CFG_HAS(struct cfg_endpoint, has_mac)),
+	/* Walked by cfg_endpoint_srqs_parse(). */
+	[CFG_E_XRC_SRQS] = { .key = "xrc_srqs", .kind = CFG_F_ARRAY, .off = 0 },
 };
 
 /* Per-record masks of valid fields are kept in 32 bits. */
@@ -113,6 +115,7 @@ cfg_endpoint_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_p
 	r->ok = cfg_obj_parse(&ld->dg, r->obj, &r->path, endpoint_fields,
 			      CFG_DIM(endpoint_fields), e, &r->present);
 	ld->ep_ok[i] = (uint32_t)r->ok;
+	cfg_endpoint_srqs_parse(ld, r);
 	return true;
 }
 

@@ -83,7 +83,7 @@ static const struct cfg_field acl_rule_fields[] = {
 	[R_DST] = CFG_FIELD(struct cfg_acl_rule, "dst", CFG_F_CIDR, CFG_OPTIONAL, dst,
 			    CFG_HAS(struct cfg_acl_rule, has_dst)),
 	[R_TYPES] = CFG_FIELD(struct cfg_acl_rule, "types", CFG_F_FLAGS, CFG_OPTIONAL, types,
-			      .names = cfg_qp_type_names),
+			      .names = cfg_acl_type_names),
 	[R_OPS] = CFG_FIELD(struct cfg_acl_rule, "ops", CFG_F_FLAGS, CFG_OPTIONAL, ops,
 			    .names = acl_op_names),
 };

@@ -83,8 +83,8 @@ dp_acl_seen(struct dp_dir_state *s, uint64_t now)
 }
 
 /*
- * Tracking of a forwarded frame on half @s of its connection: on RC the
- * request and answer PSNs.  @answers is the half where answers to @s's
+ * Tracking of a forwarded frame on half @s of its connection: on RC and XRC
+ * the request and answer PSNs.  @answers is the half where answers to @s's
  * requests are recorded.
  */
 static inline void
@@ -94,7 +94,7 @@ dp_acl_track(struct dp_dir_state *s, const struct dp_dir_state *answers, const s
 	const struct roce_aeth *aeth;
 	uint32_t psn;
 
-	if (roce_opcode_transport(pkt->opcode) != ROCE_TR_RC)
+	if (!ovl_track_opcode(pkt->opcode))
 		return;
 	psn = roce_bth_psn(roce_pkt_bth(pkt, data));
 	if (pkt->flags & ROCE_OPF_REQ) {

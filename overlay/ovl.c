@@ -145,6 +145,43 @@ neighbor_mac(const struct cfg *c, const struct ovl_ip *host, const struct ovl_po
 
 #define FAIL(...) do { snprintf(err, err_len, __VA_ARGS__); goto fail; } while (0)
 
+int
+ovl_xrc_build(struct ovl *o, char *err, size_t err_len)
+{
+	const struct cfg *c = o->cfg;
+	uint32_t n = 0, local = 0;
+	struct ovl_key k;
+
+	for (uint32_t i = 0; i < c->n_endpoints; i++) {
+		n += c->endpoints[i].n_xrc_srqs;
+		local += o->endpoints[i].local ? c->endpoints[i].n_xrc_srqs : 0;
+	}
+	o->srqs = calloc(n + 1, sizeof(*o->srqs));
+	if (!o->srqs || table_init(&o->by_srq, n + local))
+		FAIL("out of memory");
+	for (uint32_t i = 0; i < c->n_endpoints; i++) {
+		const struct ovl_endpoint *e = &o->endpoints[i];
+
+		for (uint32_t j = 0; j < c->endpoints[i].n_xrc_srqs; j++) {
+			struct ovl_srq *q = &o->srqs[o->n_srqs];
+
+			q->endpoint = i;
+			q->vsrqn = c->endpoints[i].xrc_srqs[j].vsrqn;
+			q->psrqn = c->endpoints[i].xrc_srqs[j].psrqn;
+			k = ovl_key_make(e->vip.b, ip_len(&e->vip), e->tenant, q->vsrqn);
+			if (table_insert(&o->by_srq, &k, o->n_srqs) != OVL_NONE)
+				FAIL("endpoints[%u].xrc_srqs[%u].vsrqn: duplicate", i, j);
+			k = ovl_key_make(e->host.b, ip_len(&e->host), OVL_SPACE_SRQ, q->psrqn);
+			if (e->local && table_insert(&o->by_srq, &k, o->n_srqs) != OVL_NONE)
+				FAIL("endpoints[%u].xrc_srqs[%u].psrqn: duplicate on this host", i, j);
+			o->n_srqs++;
+		}
+	}
+	return 0;
+fail:
+	return -1;
+}
+
 struct ovl *
 ovl_build(const struct cfg *c, char *err, size_t err_len)
 {
@@ -262,6 +299,9 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 			o->tenants[q->tenant].n_local_qps++;
 	}
 
+	if (ovl_xrc_build(o, err, err_len) < 0)
+		goto fail;
+
 	/* Connections: each local QP with a peer. */
 	for (uint32_t i = 0; i < c->n_qps; i++) {
 		struct ovl_qp *l = &o->qps[i];
@@ -365,6 +405,8 @@ ovl_free(struct ovl *o)
 	table_free(&o->by_fabric);
 	table_free(&o->by_mr);
 	table_free(&o->by_ep);
+	table_free(&o->by_srq);
+	free(o->srqs);
 	free(o->tenants);
 	free(o->ports);
 	free(o->endpoints);

@@ -4,16 +4,19 @@
  * configuration, with the lookups both packet directions need and the
  * rewrite templates precomputed per connection.
  *
- * Records.  Every QP of the configuration is an ovl_qp.  A local RC or UC QP
- * L with its peer R is an ovl_conn: both directions of that connection (L's
- * requests and R's responses, and the reverse) resolve to it.  UD QPs have no
- * connection; their frames resolve to QP records on both ends.
+ * Records.  Every QP of the configuration is an ovl_qp.  A local RC, UC or
+ * XRC QP L with its peer R is an ovl_conn: both directions of that connection
+ * (L's requests and R's responses, and the reverse) resolve to it.  UD QPs
+ * have no connection; their frames resolve to QP records on both ends.
+ * Every endpoint's XRC SRQs are ovl_srqs.
  *
  * Lookups (values are OVL_V_CONN | index or OVL_V_QP | index):
  *   tenant side:  (tenant, dst vip, dst vqpn)  -> conn whose R it is, or UD qp
  *   fabric side:  (dst host ip, dst pqpn)      -> conn whose L it is, or UD qp
  *   memory:       (tenant, owner vip, rkey)    -> mr
  *   endpoints:    (tenant, vip)                -> endpoint
+ *   XRC SRQs:     (tenant, vip, vsrqn)         -> srq (any endpoint)
+ *                 (host ip, psrqn)             -> srq (local endpoints)
  *
  * Ownership: an ovl is immutable once published.  Its owner (the data plane)
  * fills in the stable ids (ovl_tenant.slot, ovl_conn.state) between build
@@ -177,6 +180,13 @@ struct ovl_port {
 	bool has_gateway;
 };
 
+/* An XRC SRQ of an endpoint: its virtual and physical numbers. */
+struct ovl_srq {
+	uint32_t endpoint;
+	uint32_t vsrqn;
+	uint32_t psrqn;
+};
+
 struct ovl {
 	struct ovl_tenant *tenants;
 	uint32_t n_tenants;
@@ -198,6 +208,9 @@ struct ovl {
 	struct ovl_table by_fabric;  /* (host ip, pqpn) */
 	struct ovl_table by_mr;      /* (tenant, vip, rkey) */
 	struct ovl_table by_ep;      /* (tenant, vip) */
+	struct ovl_srq *srqs;        /* every endpoint's XRC SRQs */
+	uint32_t n_srqs;
+	struct ovl_table by_srq;     /* (tenant, vip, vsrqn) and (host ip, psrqn) of local ones */
 	const struct cfg *cfg;      /* the configuration it was built from */
 };
 
@@ -319,6 +332,33 @@ ovl_lookup_endpoint(const struct ovl *o, uint32_t tenant, const uint8_t *vip, un
 
 	return ovl_table_lookup(&o->by_ep, &k);
 }
+
+/* In by_srq, the space of the fabric's keys (host ip, psrqn). */
+#define OVL_SPACE_SRQ 0x7ffffff1u
+
+/* The SRQ @vsrqn of the endpoint (@tenant, @vip), or OVL_NONE. */
+static inline uint32_t
+ovl_lookup_srq_tenant(const struct ovl *o, uint32_t tenant, const uint8_t *vip, unsigned len, uint32_t vsrqn)
+{
+	struct ovl_key k = ovl_key_make(vip, len, tenant, vsrqn);
+
+	return ovl_table_lookup(&o->by_srq, &k);
+}
+
+/* The SRQ @psrqn of an endpoint of this host whose host IP is @host, or OVL_NONE. */
+static inline uint32_t
+ovl_lookup_srq_fabric(const struct ovl *o, const uint8_t *host, unsigned len, uint32_t psrqn)
+{
+	struct ovl_key k = ovl_key_make(host, len, OVL_SPACE_SRQ, psrqn);
+
+	return ovl_table_lookup(&o->by_srq, &k);
+}
+
+/*
+ * The XRC SRQs of @o's endpoints and their table, built by ovl_build() once
+ * the endpoints are; 0, or -1 with a message in @err.
+ */
+int ovl_xrc_build(struct ovl *o, char *err, size_t err_len);
 
 /* In by_ep, the id of a host key (a vip key has 0). */
 #define OVL_EP_HOST 1u

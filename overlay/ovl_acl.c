@@ -78,7 +78,7 @@ ovl_acl_apply(struct ovl *o)
 			unsigned allow = 0;
 
 			for (unsigned k = 0; k < 4; k++)
-				if (ovl_acl_decide(a, src->ver, src->b, dst->b, cn->l_type, 1u << k,
+				if (ovl_acl_decide(a, src->ver, src->b, dst->b, cfg_acl_type(cn->l_type), 1u << k,
 						   &cn->acl_rule[d][k]))
 					allow |= 1u << k;
 			cn->acl_allow[d] = (uint8_t)allow;

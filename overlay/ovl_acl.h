@@ -44,11 +44,11 @@ ovl_op_class(uint32_t opf)
 	return ((opf >> OVL_OPC_SHIFT) & CFG_OP_ALL) | ((opf & ROCE_OPF_FLUSH) ? CFG_OP_WRITE : 0);
 }
 
-/* The classes a QP type can carry: RC all four, UC send and write, UD send. */
+/* The classes a QP type can carry: RC and XRC all four, UC send and write, UD send. */
 static inline unsigned
 ovl_type_ops(unsigned qp_type)
 {
-	return qp_type == CFG_QP_RC ? CFG_OP_ALL :
+	return qp_type == CFG_QP_RC || cfg_qp_is_xrc((int)qp_type) ? CFG_OP_ALL :
 	       qp_type == CFG_QP_UC ? CFG_OP_SEND | CFG_OP_WRITE : CFG_OP_SEND;
 }
 
@@ -59,8 +59,8 @@ enum { OVL_DIR_L2R = 0, OVL_DIR_R2L = 1 };
 #define OVL_ACL_DEFAULT 0xffffffffu
 
 /*
- * Does @acl allow a request of class @op (one CFG_OP_* bit) on a QP of
- * @qp_type from @src to @dst (both of IP version @ver, 4 or 16 bytes)?
+ * Does @acl allow a request of class @op (one CFG_OP_* bit) on a QP of ACL
+ * type @qp_type (cfg_acl_type()) from @src to @dst (both of IP version @ver, 4 or 16 bytes)?
  * The first rule that matches decides, else the default; a NULL @acl allows
  * everything.  *@rule (if not NULL) receives the deciding rule's index or
  * OVL_ACL_DEFAULT.
@@ -78,6 +78,25 @@ struct ovl;
  * (ovl_tenant.acl, ovl_conn.acl_*).  Called by ovl_build().
  */
 void ovl_acl_apply(struct ovl *o);
+
+/*
+ * Frames whose PSNs and AETHs are tracked (outstanding requests, answers'
+ * MSNs, Estats): those of the reliable connected transports, RC and XRC.
+ */
+static inline bool
+ovl_track_opcode(uint8_t opcode)
+{
+	unsigned tr = roce_opcode_transport(opcode);
+
+	return tr == ROCE_TR_RC || tr == ROCE_TR_XRC;
+}
+
+/* A NAK's opcode toward a requester whose connection's L is of @l_type: XRC's ACKNOWLEDGE or RC's. */
+static inline uint8_t
+ovl_nak_opcode(unsigned l_type)
+{
+	return cfg_qp_is_xrc((int)l_type) ? (uint8_t)(ROCE_TR_XRC | ROCE_OP_RC_ACK) : ROCE_OP_RC_ACK;
+}
 
 /*
  * Outstanding requests, per connection and direction.  The requester's half

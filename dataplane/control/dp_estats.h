@@ -76,14 +76,14 @@ dp_estats_ns(uint64_t tsc)
 /*
  * The flags estats/ takes for a frame: the opcode's role flags (rocev2's
  * table), plus the BTH AckReq bit and the IP ECN field.  0 for frames that
- * are neither RC nor a CNP, which the calls below then ignore.
+ * are neither RC, XRC nor a CNP, which the calls below then ignore.
  */
 static inline uint32_t
 dp_estats_flags(uint8_t opcode, bool ackreq, unsigned ecn)
 {
 	uint32_t f;
 
-	if (roce_opcode_transport(opcode) != ROCE_TR_RC && opcode != ROCE_OP_CNP)
+	if (!ovl_track_opcode(opcode) && opcode != ROCE_OP_CNP)
 		return 0;
 	f = roce_opcode(opcode)->flags;
 	if (ackreq)

@@ -105,6 +105,9 @@ forward_eligible(const struct ovl *o, const struct ovl_conn *c)
 	/* An ACL is checked per message in software: such a tenant keeps its frames there. */
 	if (!c->hairpin || c->egress.changes_icrc || c->rate_bps || t->rate.set || t->mr_enforce || t->acl)
 		return false;
+	/* An XRC request's SRQ and direction are checked per frame in software. */
+	if (cfg_qp_is_xrc(c->l_type))
+		return false;
 	for (uint32_t i = 0; i < o->n_mrs; i++) {
 		const struct ovl_mr *m = &o->mrs[i];
 
@@ -132,7 +135,7 @@ side_spec(const struct ovl *o, const struct ovl_conn *c, int side, struct rule_s
 		memcpy(s->dst, re->vip.b, s->alen);
 		s->dqpn = r->vqpn;
 		memcpy(s->src_mac, c->l_mac, 6);
-		s->opclass = l->type == CFG_QP_UC ? 1 : 0;
+		s->opclass = l->type == CFG_QP_UC ? 1 : cfg_qp_is_xrc(l->type) ? ROCE_TR_XRC >> 5 : 0;
 		memcpy(s->new_eth, c->egress.eth, 12);
 		s->out_port_idx = c->egress.port;
 	} else {

@@ -330,7 +330,8 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(cd, "remote_pqpn", r->pqpn);
 		ip_text(re->host.b, re->host.ver, ip, sizeof(ip));
 		rte_tel_data_add_dict_string(cd, "remote_host", ip);
-		rte_tel_data_add_dict_string(cd, "type", l->type == CFG_QP_UC ? "uc" : "rc");
+		rte_tel_data_add_dict_string(cd, "type", l->type == CFG_QP_UC ? "uc" : l->type == CFG_QP_XRC_INI ?
+					     "xrc_ini" : l->type == CFG_QP_XRC_TGT ? "xrc_tgt" : "rc");
 		rte_tel_data_add_dict_u64(cd, "hairpin", c->hairpin);
 		rte_tel_data_add_dict_u64(cd, "rate_bps", c->rate_bps);
 		dp_rate_conn_stats(o, i, &sh);

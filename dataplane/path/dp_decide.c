@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Memory translation at the owner's host (dp_decide.h): checked in stage 3, written in stage 4. */
+/*
+ * Memory translation at the owner's host and XRC SRQ renaming (dp_decide.h):
+ * checked in stage 3, written in stage 4.
+ */
 #include "dp_decide.h"
 
 /* The RETH or AtomicETH of @pkt (VA and R_Key lead both: the same 12 bytes), or NULL. */
@@ -86,6 +89,42 @@ mr_apply(struct dp_pkt *p, struct roce_icrc_delta *d)
 	roce_icrc_delta_add(d, (uint32_t)(hdr - p->data), old, hdr, 12);
 }
 
+enum dp_drop
+dp_xrc_check(const struct ovl *o, const struct ovl_conn *c, struct dp_pkt *p, bool egress)
+{
+	const struct roce_pkt *pkt = &p->pkt;
+	bool req = !!(pkt->flags & ROCE_OPF_REQ);
+	unsigned alen = ip_addr_len(pkt);
+	uint32_t i, srqn, to;
+
+	if (pkt->opcode == ROCE_OP_CNP)
+		return DP_DROP_NONE;
+	/* The sender is L toward the fabric, R from it; only an initiator requests. */
+	if (req != (egress == (c->l_type == CFG_QP_XRC_INI)))
+		return DP_DROP_TYPE_MISMATCH;
+	if (!req)
+		return DP_DROP_NONE;
+	srqn = roce_xrceth_srq(roce_pkt_ext(pkt, p->data, ROCE_EXT_XRCETH));
+	if (egress) {
+		/* The destination vIP is R's: the SRQ is one of R's endpoint. */
+		i = ovl_lookup_srq_tenant(o, c->tenant, ip_dst(p->data, pkt), alen, srqn);
+		if (i == OVL_NONE)
+			return DP_DROP_XRC_SRQ_UNKNOWN;
+		to = c->hairpin ? srqn : o->srqs[i].psrqn;
+	} else {
+		/* The destination is L's host: the SRQ must be L's endpoint's, never another's. */
+		i = ovl_lookup_srq_fabric(o, ip_dst(p->data, pkt), alen, srqn);
+		if (i == OVL_NONE || o->srqs[i].endpoint != o->qps[c->l].endpoint)
+			return DP_DROP_XRC_SRQ_UNKNOWN;
+		to = o->srqs[i].vsrqn;
+	}
+	if (to != srqn) {
+		p->xl |= DP_XL_SRQ;
+		p->srqn = to;
+	}
+	return DP_DROP_NONE;
+}
+
 void
 dp_xl_apply(struct dp_pkt *p, struct roce_icrc_delta *d)
 {
@@ -93,5 +132,7 @@ dp_xl_apply(struct dp_pkt *p, struct roce_icrc_delta *d)
 		mr_apply(p, d);
 	if (p->xl & DP_XL_INV)
 		roce_pkt_set_ieth_rkey(&p->pkt, p->data, p->inv_rkey, d);
+	if (p->xl & DP_XL_SRQ)
+		roce_pkt_set_xrc_srqn(&p->pkt, p->data, p->srqn, d);
 }
 

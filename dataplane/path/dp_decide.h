@@ -52,6 +52,9 @@ transport_ok(uint8_t opcode, uint8_t qp_type)
 		return tr == ROCE_TR_RC;
 	case CFG_QP_UC:
 		return tr == ROCE_TR_UC;
+	case CFG_QP_XRC_INI:
+	case CFG_QP_XRC_TGT:
+		return tr == ROCE_TR_XRC;
 	default:
 		return tr == ROCE_TR_UD;
 	}
@@ -60,6 +63,9 @@ transport_ok(uint8_t opcode, uint8_t qp_type)
 /* What stage 3 found to translate at the owner's host (dp_pkt.xl). */
 #define DP_XL_MR 1u   /* a RETH or AtomicETH: mr_rkey, mr_va */
 #define DP_XL_INV 2u  /* an IETH: inv_rkey */
+#define DP_XL_SRQ 4u  /* an XRCETH: srqn */
+/* The translations of memory keys (mr_translated counts them). */
+#define DP_XL_KEYS (DP_XL_MR | DP_XL_INV)
 
 /*
  * The owner's side of memory, in two steps.  dp_mr_check() (stage 3) finds
@@ -79,6 +85,17 @@ enum dp_drop dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *ow
  * mr_unknown).  Checked on every packet that carries an IETH.
  */
 enum dp_drop dp_inv_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p);
+
+/*
+ * An XRC connection's frame (docs/xrc.md): requests go from the initiator to
+ * the target only, responses back (type_mismatch otherwise; CNPs either
+ * way).  A request's XRCETH names an SRQ of the target's endpoint: toward
+ * the fabric (@egress) its vsrqn, renamed to the psrqn; from the fabric a
+ * psrqn of this host, which must be an SRQ of L's endpoint, renamed to its
+ * vsrqn; a hairpin keeps it.  Anything else is xrc_srq_unknown.  Noted in
+ * @p (DP_XL_SRQ) for dp_xl_apply().
+ */
+enum dp_drop dp_xrc_check(const struct ovl *o, const struct ovl_conn *c, struct dp_pkt *p, bool egress);
 
 /* Stage 4: write what the checks noted (p->xl) and add the changes to the ICRC difference @d. */
 void dp_xl_apply(struct dp_pkt *p, struct roce_icrc_delta *d);

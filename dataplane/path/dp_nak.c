@@ -2,7 +2,7 @@
 /*
  * NAKs built on an lcore: those of a revocation, on the lcore that forwards
  * the revoked requests, from the outstanding-request state it writes itself
- * (dp_acl.h); and those that answer an RC request the switch refuses (an
+ * (dp_acl.h); and those that answer an RC or XRC request the switch refuses (an
  * R_Key, bounds, access or ACL reason), so that the requester fails at once
  * with a remote access error instead of retrying until its retry count runs
  * out.  UC and UD requests are refused silently, as a responder would.
@@ -60,7 +60,8 @@ dp_acl_nak_poll(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *ports, un
 
 
 /*
- * A NAK for a refused RC request, as the responder would send it.  The
+ * A NAK for a refused RC or XRC request (an XRC ACKNOWLEDGE on XRC), as the
+ * responder would send it.  The
  * frame takes the request's own path back: its VLAN tags (the outer TPID
  * as the builder writes it), its DSCP and its P_Key; it is padded to the
  * Ethernet minimum.  Addressed from the other end of the connection to the
@@ -85,6 +86,7 @@ nak_refusal_build(const struct ovl *o, const struct ovl_conn *c, const struct dp
 	/* The answers to these requests: L's to R's on the egress half; R's to L's. */
 	ak = uplink ? &st->egress.ack : &dp_acl_answers_to_l(o, c)->ack;
 	ovl_nak_spec(&spec, rw->eth, rw->ip_ver, rw->src_ip, rw->dst_ip, rw->dqpn);
+	spec.opcode = ovl_nak_opcode(c->l_type);
 	spec.n_vlan = p->pkt.n_vlan;
 	spec.vlan_tci[0] = p->pkt.vlan_tci[0];
 	spec.vlan_tci[1] = p->pkt.vlan_tci[1];
@@ -117,10 +119,10 @@ dp_nak_refusal(struct dp_lcore *lc, const struct dp_burst *b, const struct dp_pk
 	struct rte_mbuf *m;
 
 	if (p->v == OVL_NONE || (p->v & OVL_V_QP) || !(p->pkt.flags & ROCE_OPF_REQ) ||
-	    roce_opcode_transport(p->pkt.opcode) != ROCE_TR_RC)
+	    !ovl_track_opcode(p->pkt.opcode))
 		return NULL;
 	c = &o->conns[OVL_V_IDX(p->v)];
-	if (c->l_type != CFG_QP_RC)
+	if (c->l_type != CFG_QP_RC && !cfg_qp_is_xrc(c->l_type))
 		return NULL;
 	/*
 	 * One NAK until the requester sends a request that is forwarded: its

@@ -48,6 +48,7 @@ struct dp_pkt {
 	uint32_t mr_rkey;         /* ... to this R_Key */
 	uint64_t mr_va;           /* ... and this address */
 	uint32_t inv_rkey;        /* an IETH's R_Key, translated */
+	uint32_t srqn;            /* an XRCETH's SRQ number, renamed */
 	struct dp_shape_note note; /* s4: what the shaper needs, if shaped */
 };
 

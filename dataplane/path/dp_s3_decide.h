@@ -56,6 +56,8 @@ dp_decide_egress(struct dp_lcore *lc, const struct ovl *o, const struct dp_burst
 	}
 	dp_acl_seen(s, lc->now);
 	verdict = dp_acl_conn_check(c, s);
+	if (unlikely(cfg_qp_is_xrc(c->l_type)) && verdict == DP_DROP_NONE)
+		verdict = dp_xrc_check(o, c, p, true);
 	/* A hairpin's memory owner is this host too: R's window is checked here. */
 	if (likely(verdict == DP_DROP_NONE))
 		verdict = msg_decide(o, c, s, p, OVL_DIR_L2R, c->hairpin, ip_dst(p->data, &p->pkt));
@@ -105,6 +107,10 @@ dp_decide_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p)
 		s->bytes += p->pkt.frame_len;
 		p->out = DP_PORT_NONE;
 		p->done = 1;
+		return;
+	}
+	if (unlikely(cfg_qp_is_xrc(c->l_type)) && (verdict = dp_xrc_check(o, c, p, false)) != DP_DROP_NONE) {
+		p->drop = (uint8_t)verdict;
 		return;
 	}
 	p->drop = (uint8_t)msg_decide(o, c, s, p, OVL_DIR_R2L, true, c->l_vip);

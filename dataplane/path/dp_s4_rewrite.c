@@ -56,7 +56,8 @@ rename_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_transl
 	rewrite_apply(p->data, &p->pkt, rw, &d);
 	if (unlikely(p->xl)) {
 		dp_xl_apply(p, &d);
-		(*mr_translated)++;
+		/* Memory keys count; an XRC SRQ rename alone does not. */
+		*mr_translated += !!(p->xl & DP_XL_KEYS);
 	}
 	frame_finish(p->data, &p->pkt, &d);
 }

@@ -503,6 +503,16 @@ def naks_in(path):
     return out
 
 
+def nak_frame_check(fr, f, opcode, tag=""):
+    """A revocation's NAK @fr (scapy fields @f): @opcode, AETH 0x62, 62 bytes, valid ICRC and checksums."""
+    check(f.get("bth.opcode") == opcode and f.get("aeth.syndrome") == 0x62 and f.get("bth.pkey") == 0xffff,
+          tag + "NAK: ACKNOWLEDGE, AETH Remote Access Error, default P_Key", f)
+    check(f.get("udp.dport") == 4791 and f.get("udp.chksum") == 0 and f.get("len") == 62,
+          tag + "NAK: 62 bytes to UDP 4791, checksum 0", f)
+    check(icrc_found(fr) == icrc_expected(fr), tag + "NAK: ICRC valid (scapy)", f)
+    check(ipv4_header_ok(fr), tag + "NAK: IPv4 checksum valid", f)
+
+
 def part_bc(build, work):
     prefix = "acl-b-%d" % os.getpid()
     blue_in, fab_in = streams(work)
@@ -669,12 +679,7 @@ def part_bc(build, work):
                     kind = name
             check(kind is not None, "(b) a NAK on %s matches an expected one" % port, f)
             found[kind] = found.get(kind, 0) + 1
-            check(f.get("bth.opcode") == ACK and f.get("aeth.syndrome") == 0x62 and f.get("bth.pkey") == 0xffff,
-                  "(b) NAK: ACKNOWLEDGE, AETH Remote Access Error, default P_Key", f)
-            check(f.get("udp.dport") == 4791 and f.get("udp.chksum") == 0 and f.get("len") == 62,
-                  "(b) NAK: 62 bytes to UDP 4791, checksum 0", f)
-            check(icrc_found(fr) == icrc_expected(fr), "(b) NAK: ICRC valid (scapy)", f)
-            check(ipv4_header_ok(fr), "(b) NAK: IPv4 checksum valid", f)
+            nak_frame_check(fr, f, ACK, "(b) ")
     extra = {k: found.get(k, 0) - naks_expected.get(k, 0) for k in set(found) | set(naks_expected)}
     check(all(v == 0 for k, v in extra.items() if k not in REFUSAL_NAKS) and
           all(0 <= v <= 1 for k, v in extra.items() if k in REFUSAL_NAKS),
@@ -685,17 +690,18 @@ def part_bc(build, work):
           "%s, naks_refused %s" % (extra, summ.get("naks_refused")))
 
 
-def main():
+def main(parts=None, tmp_prefix="roce-acl-"):
+    """Run @parts (functions of the build and a work directory; this file's by default)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("--keep", action="store_true", help="keep the working directory")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    work = tempfile.mkdtemp(prefix="roce-acl-")
+    work = tempfile.mkdtemp(prefix=tmp_prefix)
     t0 = time.time()
     try:
-        part_a(build, work)
-        part_bc(build, work)
+        for part in parts or (part_a, part_bc):
+            part(build, work)
     finally:
         if a.keep:
             print("kept", work)

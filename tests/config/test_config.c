@@ -1673,9 +1673,10 @@ test_acls(void)
 		   "the rule can never match", NULL, NULL, NULL, NULL, NULL,
 		   ACL1("{'action':'deny','src':'10.0.0.0/8','dst':'fd00::/8'}"));
 	/* Types and operations. */
-	expect_one("t.json: acls[0].rules[0].types[1]: \"xrc\" is not one of \"rc\", \"uc\", "
-		   "\"ud\"", NULL, NULL, NULL, NULL, NULL,
-		   ACL1("{'action':'deny','types':['rc','xrc']}"));
+	/* "xrc" is an ACL type (both ends of XRC connections); the QP types xrc_ini/xrc_tgt are not. */
+	expect_one("t.json: acls[0].rules[0].types[1]: \"xrc_ini\" is not one of \"rc\", \"uc\", "
+		   "\"ud\", \"xrc\"", NULL, NULL, NULL, NULL, NULL,
+		   ACL1("{'action':'deny','types':['rc','xrc_ini']}"));
 	expect_one("t.json: acls[0].rules[0].types: must not be empty", NULL, NULL, NULL, NULL, NULL,
 		   ACL1("{'action':'deny','types':[]}"));
 	expect_one("t.json: acls[0].rules[0].ops[1]: \"bind\" is not one of \"send\", \"write\", "

@@ -11,7 +11,8 @@
  * let through (uniqueness is the loader's to check); a built overlay must
  * find each of its connections by the keys the packet paths use: (tenant,
  * R's vIP, R's vQPN) on the tenant side and (L's host IP, L's pQPN) on the
- * fabric side, and translate the first byte of each memory window.
+ * fabric side, find each XRC SRQ by its endpoint's vsrqn (and a local one
+ * by its host's psrqn), and translate the first byte of each memory window.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +62,19 @@ overlay_check(const struct ovl *o)
 		CHECK(l->tenant == c->tenant && r->tenant == c->tenant, "conns[%u]: tenants differ", i);
 		CHECK(c->l_port < o->n_ports && !o->ports[c->l_port].uplink &&
 		      o->ports[c->l_port].tenant == c->tenant, "conns[%u]: L's port is not its tenant's", i);
+	}
+	for (uint32_t i = 0; i < o->n_srqs; i++) {
+		const struct ovl_srq *q = &o->srqs[i];
+		const struct ovl_endpoint *e = &o->endpoints[q->endpoint];
+		unsigned len = e->vip.ver == 6 ? 16 : 4;
+		uint32_t v;
+
+		/* Every XRC SRQ is found by its endpoint's vsrqn, a local one also by its host's psrqn. */
+		v = ovl_lookup_srq_tenant(o, e->tenant, e->vip.b, len, q->vsrqn);
+		CHECK(v == i, "srqs[%u]: tenant-side lookup gives %#x", i, v);
+		v = ovl_lookup_srq_fabric(o, e->host.b, len, q->psrqn);
+		CHECK(e->local ? v == i : v == OVL_NONE,
+		      "srqs[%u]: fabric-side lookup gives %#x", i, v);
 	}
 	for (uint32_t i = 0; i < o->n_mrs; i++) {
 		const struct ovl_mr *m = &o->mrs[i];

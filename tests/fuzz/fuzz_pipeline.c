@@ -10,11 +10,14 @@
  * tenants sharing vIPs), examples/pipeline-ud.json (UD, a gateway host, two
  * ports of one tenant), examples/pipeline-ipv6.json (IPv6, RC, UD, MR) and
  * tests/isolation/dual-stack.json (IPv4 and IPv6 identities of the same
- * tenants on one host, a tenant with mr_check off).  One forwarding lcore
+ * tenants on one host, a tenant with mr_check off) and
+ * examples/pipeline-xrc.json (XRC initiators and targets both ways, a
+ * hairpin, SRQs of two tenants on one host, an ACL of type xrc).  One
+ * forwarding lcore
  * structure with its per-tenant counters.
  *
  * Input format (all of it is fuzzed):
- *   byte 0            which configuration (modulo 4)
+ *   byte 0            which configuration (modulo 5)
  *   then records      flags (1 byte), length (2 bytes, little endian), frame
  *     flags bits 0-3  the port the frame arrives on (modulo the port count,
  *                     configuration order): an uplink goes through
@@ -41,7 +44,9 @@
  *     that port's tenant on that port (its vIP and vQPN) from a vIP of the
  *     same tenant; what leaves by an uplink is addressed from one of this
  *     host's IPs to a (host, pQPN) of a QP of the sending port's tenant on
- *     another host.
+ *     another host; an XRC request's SRQ number is one of the destination
+ *     endpoint's (its vsrqn toward a tenant port, its psrqn toward the
+ *     fabric), of the same tenant.
  * And ASan and UBSan watch every access (the DPDK libraries themselves are
  * not instrumented).
  */
@@ -78,7 +83,7 @@ __ubsan_default_options(void)
 #define FUZZ_SRCDIR "."
 #endif
 
-#define N_CONFIGS 4
+#define N_CONFIGS 5
 #define MBUF_DATA 8192u /* a frame longer than this arrives as a chain */
 
 static const char *const config_files[N_CONFIGS] = {
@@ -86,6 +91,7 @@ static const char *const config_files[N_CONFIGS] = {
 	FUZZ_SRCDIR "/examples/pipeline-ud.json",
 	FUZZ_SRCDIR "/examples/pipeline-ipv6.json",
 	FUZZ_SRCDIR "/tests/isolation/dual-stack.json",
+	FUZZ_SRCDIR "/examples/pipeline-xrc.json",
 };
 
 static struct {
@@ -299,6 +305,32 @@ sent_for_own(const struct ovl *o, uint32_t tenant, const uint8_t *data, const st
 	return to;
 }
 
+/*
+ * An XRC request's SRQ number names an SRQ of @tenant's endpoint it is sent to: toward a tenant
+ * port the vsrqn of the destination vIP's endpoint, toward the fabric the psrqn of an endpoint of
+ * @tenant on the destination host.  Frames without an XRCETH pass.
+ */
+static bool
+srq_of_own(const struct ovl *o, uint32_t tenant, bool to_fabric, const uint8_t *data, const struct roce_pkt *pkt)
+{
+	const struct roce_xrceth *x = roce_pkt_ext(pkt, (uint8_t *)(uintptr_t)data, ROCE_EXT_XRCETH);
+	unsigned alen = pkt->ip_ver == 6 ? 16 : 4;
+	uint32_t srqn;
+
+	if (!x)
+		return true;
+	srqn = roce_xrceth_srq(x);
+	if (!to_fabric)
+		return ovl_lookup_srq_tenant(o, tenant, ip_dst(data, pkt), alen, srqn) != OVL_NONE;
+	for (uint32_t i = 0; i < o->n_srqs; i++) {
+		const struct ovl_endpoint *e = &o->endpoints[o->srqs[i].endpoint];
+
+		if (e->tenant == tenant && o->srqs[i].psrqn == srqn && ip_eq(&e->host, ip_dst(data, pkt), alen))
+			return true;
+	}
+	return false;
+}
+
 static void
 one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len, uint8_t flags,
 	  uint32_t mark)
@@ -355,9 +387,13 @@ one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len
 		CHECK(!op->uplink, "fabric frame sent back to the fabric");
 		CHECK(delivered_to_own(o, op->tenant, out_port, data, &out),
 		      "fabric frame delivered on %s not to a QP of its tenant from its tenant", op->name);
+		CHECK(srq_of_own(o, op->tenant, false, data, &out), "XRC request delivered on %s to another's SRQ",
+		      op->name);
 	} else if (o->ports[out_port].uplink) {
 		CHECK(sent_for_own(o, ip->tenant, data, &out),
 		      "tenant %s's frame sent to the fabric not for a QP of its own", o->tenants[ip->tenant].name);
+		CHECK(srq_of_own(o, ip->tenant, true, data, &out), "tenant %s's XRC request sent to another's SRQ",
+		      o->tenants[ip->tenant].name);
 	} else {
 		const struct ovl_port *op = &o->ports[out_port];
 
@@ -365,6 +401,7 @@ one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len
 		      o->tenants[op->tenant].name);
 		CHECK(delivered_to_own(o, op->tenant, out_port, data, &out), "hairpin to %s not to its own QP",
 		      op->name);
+		CHECK(srq_of_own(o, op->tenant, false, data, &out), "hairpin XRC request to another's SRQ");
 	}
 	rte_pktmbuf_free(m);
 }

@@ -65,7 +65,7 @@ VLAN_POLICY = "forward"
 SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host", "gsi",
                 "type_mismatch", "mr_unknown", "mr_out_of_bounds", "mr_access_denied",
                 "message_denied", "nonlinear", "tx_failed", "privileged_qkey",
-                "xdp_denied"]
+                "xdp_denied", "xrc_srq_unknown"]
 PARSE_DROPS = ["truncated_eth", "truncated_vlan", "too_many_vlans", "not_ip", "truncated_ip",
                "bad_ip_version", "bad_ip_ihl", "ip_fragment", "bad_ip_length", "not_udp",
                "truncated_udp", "bad_udp_length", "not_roce_port", "truncated_bth", "bad_tver",

@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from pipeline_wire import (  # noqa: E402
-    ROOT, BTH, AETH, CNPPadding, DETH, FETH, RETH, AtomicETH, AtomicAckETH, ImmDt, IETH,
+    ROOT, BTH, AETH, CNPPadding, DETH, XRCETH, FETH, RETH, AtomicETH, AtomicAckETH, ImmDt, IETH,
     Ether, Dot1Q, Dot1AD, IP, UDP, IPv6, Raw, icrc_zlib, icrc_found,
     fields_of, write_pcap)
 from scapy.layers.inet import IPOption  # noqa: E402
@@ -76,14 +76,15 @@ RX_BURST = 32
 
 
 def rc_request(opcode):
-    return opcode < 0x20 and opcode not in RC_RESPONSES
+    """An RC request, or an XRC one (the same operations at 0xa0)."""
+    return (opcode & 0xe0) in (0x00, 0xa0) and (opcode & 0x1f) not in RC_RESPONSES
 
 
 SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host", "gsi",
                 "type_mismatch", "mr_unknown", "mr_out_of_bounds", "mr_access_denied",
                 "message_denied", "acl_denied", "revoked", "nonlinear", "tx_failed",
                 "shaping_watchdog", "shaping_overflow", "shaping_nobufs", "shaping_detached",
-                "conn_removed", "shutdown", "privileged_qkey", "xdp_denied"]
+                "conn_removed", "shutdown", "privileged_qkey", "xdp_denied", "xrc_srq_unknown"]
 
 
 def parse_error_names():
@@ -99,7 +100,7 @@ def parse_error_names():
 PARSE_DROPS = parse_error_names()
 # Drops on the fabric side that come after the (host, pqpn) lookup.
 FABRIC_ATTRIBUTED = {"spoofed_source", "type_mismatch", "mr_unknown", "mr_out_of_bounds",
-                     "mr_access_denied", "message_denied", "acl_denied", "revoked"}
+                     "mr_access_denied", "message_denied", "acl_denied", "revoked", "xrc_srq_unknown"}
 ALL_DROPS = PARSE_DROPS + SWITCH_DROPS
 
 
@@ -114,7 +115,7 @@ def num(v):
 # ---------------------------------------------------------------------------
 # Frames.
 
-EXT_CLASSES = {"DETH": DETH, "FETH": FETH, "RETH": RETH, "AtomicETH": AtomicETH, "AETH": AETH,
+EXT_CLASSES = {"DETH": DETH, "XRCETH": XRCETH, "FETH": FETH, "RETH": RETH, "AtomicETH": AtomicETH, "AETH": AETH,
                "AtomicAckETH": AtomicAckETH, "ImmDt": ImmDt, "IETH": IETH,
                "CNPPadding": CNPPadding}
 
@@ -268,7 +269,8 @@ class Model:
         under mr_check "enforce"; otherwise the frame goes untranslated.
         """
         enforce = self.tenants[tenant].get("mr_check", "off") == "enforce"
-        low, rcuc = f.opcode & 0x1f, (f.opcode & 0xe0) in (0x00, 0x20)
+        # XRC requests carry the RC operations' headers (after their XRCETH).
+        low, rcuc = f.opcode & 0x1f, (f.opcode & 0xe0) in (0x00, 0x20, 0xa0)
         done = False
         for name in ("RETH", "AtomicETH"):
             h = f.ext(name)
@@ -313,8 +315,10 @@ class Model:
     def acl_check(self, tenant, qtype, requester, responder, f):
         """Raise Drop("acl_denied") for an opening request the tenant's ACL denies."""
         low = f.opcode & 0x1f
-        if (f.opcode & 0xe0) not in (0x00, 0x20) or low not in OPENING:
+        if (f.opcode & 0xe0) not in (0x00, 0x20, 0xa0) or low not in OPENING:
             return
+        # Both ends of an XRC connection are of the ACL type "xrc".
+        qtype = "xrc" if qtype.startswith("xrc") else qtype
         acl = self.acls.get(tenant)
         if acl is None:
             return
@@ -341,7 +345,7 @@ class Model:
         connection).  Sender and receiver are the two ends as the frame
         travels; one direction of a connection is one (sender, receiver).
         """
-        if (f.opcode & 0xe0) != 0x00:
+        if (f.opcode & 0xe0) not in (0x00, 0xa0):  # RC, or XRC (answered with XRC's ACK)
             return None
         try:
             if in_port != self.uplink["name"]:
@@ -355,7 +359,7 @@ class Model:
                 snd, rcv = self.peer(lq), lq
         except KeyError:
             return None
-        if snd["type"] != "rc" or rcv["type"] != "rc":
+        if {snd["type"], rcv["type"]} not in ({"rc"}, {"xrc_ini", "xrc_tgt"}):
             return None
         return t, snd, rcv
 
@@ -380,7 +384,7 @@ class Model:
             vl[0] = (0x88a8,) + vl[0][1:]
         n = F(eth_dst=eth_dst, eth_src=eth_src, vlans=vl, src=src, dst=dst,
               tos=f.tos & 0xfc, ttl=64, ip_id=0, ip_flags="DF", fl=0,
-              sport=0xc000 | (dqpn & 0x3fff), opcode=ACK, m=0, pkey=f.pkey, dqpn=dqpn,
+              sport=0xc000 | (dqpn & 0x3fff), opcode=(f.opcode & 0xe0) | ACK, m=0, pkey=f.pkey, dqpn=dqpn,
               psn=f.psn, exts=[aeth(NAK_SYNDROME, msn)])
         return n, out
 
@@ -600,7 +604,7 @@ class Scenario:
                 _, snd, rcv = c
                 if rc_request(f.opcode):
                     armed_off.discard((key(snd), key(rcv)))
-                elif f.opcode in AETH_RESPONSES:
+                elif (f.opcode & 0x1f) in AETH_RESPONSES and (f.opcode & 0xe0) in (0x00, 0xa0):
                     msn[(key(snd), key(rcv))] = f.ext("AETH")["msn"] & 0xffffff
             for ev in b:
                 port, f, note, idx, reason = ev
@@ -1804,8 +1808,9 @@ def main():
     for fn in os.listdir(DATA):
         if fn.endswith((".pcap", ".json")):
             os.unlink(os.path.join(DATA, fn))
+    import gen_xrc
     scenarios = (two_tenant_scenarios() + ipv6_scenarios() + ud_scenarios() + ibta15_scenarios()
-                 + ipv6_ibta15_scenarios() + nak_scenarios())
+                 + ipv6_ibta15_scenarios() + nak_scenarios() + gen_xrc.xrc_scenarios())
     names = [s.name for s in scenarios]
     assert len(set(names)) == len(names)
     tot = [0, 0, 0, 0, 0]
