@@ -70,7 +70,8 @@
 	X(CONN_REMOVED, "conn_removed") \
 	X(SHUTDOWN, "shutdown") \
 	X(PRIVILEGED_QKEY, "privileged_qkey") \
-	X(XDP_DENIED, "xdp_denied")
+	X(XDP_DENIED, "xdp_denied") \
+	X(VLAN_MISMATCH, "vlan_mismatch")
 
 enum dp_drop {
 	DP_DROP_NONE = 0,

@@ -10,6 +10,7 @@
 #include "dp_offload.h"
 #include "dp_path.h"
 #include "dp_rewrite.h"
+#include "dp_vlan.h"
 
 /* How many frames ahead the headers are prefetched. */
 #define PREFETCH_AHEAD 4
@@ -62,6 +63,10 @@ classify_egress(struct dp_lcore *lc, struct dp_burst *b)
 		p->tslot = slot;
 		if (!parse_one(o, p))
 			continue;
+		if (unlikely(!dp_vlan_ok(o, b->tenant, b->in_port, &p->pkt))) {
+			p->drop = DP_DROP_VLAN_MISMATCH;
+			continue;
+		}
 		if (unlikely(p->dqpn == ROCE_QPN_GSI)) {
 			p->drop = DP_DROP_GSI;
 			continue;

@@ -7,6 +7,7 @@
 #include "dp_path.h"
 #include "dp_rate.h"
 #include "dp_rewrite.h"
+#include "dp_vlan.h"
 
 /*
  * UD: rename the addresses, DestQP and the DETH source QPN (none for a CNP:
@@ -66,6 +67,8 @@ ud_cnp_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct
 	else
 		ud_rename(data, &p->pkt, re->eth, le->host.b, re->host.b, r->pqpn, UINT32_MAX, &d);
 	frame_finish(data, &p->pkt, &d);
+	if (!dp_vlan_out(o, r->tenant, re->out_port, p))
+		return DP_DROP_TX_FAILED;
 	p->out = re->out_port;
 	ts->egress_pkts++;
 	ts->egress_bytes += p->pkt.frame_len;
@@ -99,6 +102,8 @@ ud_cnp_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, const
 	roce_icrc_delta_init(&d);
 	ud_rename(data, &p->pkt, le->eth, o->endpoints[ei].vip.b, le->vip.b, l->vqpn, UINT32_MAX, &d);
 	frame_finish(data, &p->pkt, &d);
+	if (!dp_vlan_out(o, l->tenant, le->out_port, p))
+		return DP_DROP_TX_FAILED;
 	p->out = le->out_port;
 	lc->tenant_stats[p->tslot].ingress_pkts++;
 	lc->tenant_stats[p->tslot].ingress_bytes += p->pkt.frame_len;
@@ -145,13 +150,15 @@ dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct 
 		ud_rename(data, pkt, re->eth, le->host.b, re->host.b, r->pqpn, l->pqpn, &d);
 	}
 	frame_finish(data, pkt, &d);
+	if (!dp_vlan_out(o, r->tenant, re->out_port, p))
+		return DP_DROP_TX_FAILED;
 	p->out = re->out_port;
 
 	uint32_t slot = o->tenants[r->tenant].slot;
 	struct dp_tenant_stats *ts = &lc->tenant_stats[slot];
 
 	/* A tenant's UD frames share one shaper queue: dp_rate.h. */
-	dp_rate_note(lc, &p->note, dp.conn_cap + slot, slot, data, pkt, r->local);
+	dp_rate_note(lc, &p->note, dp.conn_cap + slot, slot, p->data, pkt, r->local);
 
 	ts->egress_pkts++;
 	ts->egress_bytes += pkt->frame_len;
@@ -195,6 +202,8 @@ dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, uint32
 	roce_icrc_delta_init(&d);
 	ud_rename(data, pkt, le->eth, re->vip.b, le->vip.b, l->vqpn, r->vqpn, &d);
 	frame_finish(data, pkt, &d);
+	if (!dp_vlan_out(o, l->tenant, le->out_port, p))
+		return DP_DROP_TX_FAILED;
 	p->out = le->out_port;
 	lc->tenant_stats[p->tslot].ingress_pkts++;
 	lc->tenant_stats[p->tslot].ingress_bytes += pkt->frame_len;
