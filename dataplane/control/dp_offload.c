@@ -94,7 +94,8 @@ fabric_port(const struct ovl *o, const struct ovl_conn *c)
  * May the tenant side of @c be forwarded by hardware without software?
  * Only a hairpin (nothing ICRC-covered changes: only the MACs), and only
  * where software would do nothing else to its frames: no rate cap to shape
- * to, no ACL, no memory check, and no translation of R's memory windows.
+ * to, no ACL, no memory check, no translation of R's memory windows, and
+ * no VLAN policy on either port to check or apply.
  */
 static bool
 forward_eligible(const struct ovl *o, const struct ovl_conn *c)
@@ -104,6 +105,8 @@ forward_eligible(const struct ovl *o, const struct ovl_conn *c)
 
 	/* An ACL is checked per message in software: such a tenant keeps its frames there. */
 	if (!c->hairpin || c->egress.changes_icrc || c->rate_bps || t->rate.set || t->mr_enforce || t->acl)
+		return false;
+	if (o->ports[c->l_port].vlan.mode != CFG_VLAN_KEEP || o->ports[c->egress.port].vlan.mode != CFG_VLAN_KEEP)
 		return false;
 	for (uint32_t i = 0; i < o->n_mrs; i++) {
 		const struct ovl_mr *m = &o->mrs[i];
