@@ -9,6 +9,8 @@
 #ifndef DP_VLAN_H
 #define DP_VLAN_H
 
+#include <rte_prefetch.h>
+
 #include "dp_path.h"
 
 /* Does @tenant's frame @pkt, arriving on port @port, carry the tags the side's policy accepts? */
@@ -21,6 +23,18 @@ dp_vlan_ok(const struct ovl *o, uint32_t tenant, uint16_t port, const struct roc
 		return true;
 	v = ovl_vlan_of(o, tenant, port);
 	return ovl_vlan_accepts(&v, pkt);
+}
+
+/*
+ * Stage 1, on a parsed frame: with policies in the configuration, the
+ * cache line before the frame, where a pushed tag moves its MACs, is
+ * fetched now, some hundred cycles before stage 4 writes it.
+ */
+static inline void
+dp_vlan_prefetch(const struct ovl *o, const struct dp_pkt *p)
+{
+	if (unlikely(o->vlan_any))
+		rte_prefetch0(p->data - 4);
 }
 
 /*
