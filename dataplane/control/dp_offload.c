@@ -597,7 +597,7 @@ dp_offload_reload(const struct ovl *old, const struct ovl *o)
 			oc->seen = true;
 			continue;
 		}
-		/* Unchanged, but a forward rule also depends on the tenant's MRs and rate. */
+		/* Unchanged, but a forward rule also depends on the tenant's MRs and rate and the ports' VLAN policies. */
 		if (oc->side[SIDE_TENANT].state == DP_OFL_INSTALLED && oc->side[SIDE_TENANT].kind == DP_OFL_FORWARD &&
 		    !forward_eligible(o, b)) {
 			side_withdraw(&oc->side[SIDE_TENANT], "no longer forwardable (tenant memory or rate changed)");
