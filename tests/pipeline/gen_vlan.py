@@ -108,8 +108,8 @@ def vlan_ipv6_scenario():
     m = Model("tests/pipeline/vlan-ipv6.json")
     g = Side(m, "green", "fd00:1::10", 17)
     S = Scenario("vlan_ipv6", m, "IPv6 through VLAN policies: an untagged tenant port (priority "
-                 "tags accepted) and a fabric tagged VID 7 with the PCP kept; RC, UD and "
-                 "vlan_mismatch both ways")
+                 "tags accepted) and a fabric tagged VID 7 with the PCP kept; RC, a translated WRITE, "
+                 "a refused one's NAK on VID 7, UD and vlan_mismatch both ways")
     S.send("vm-green-1", g.out(S, SEND_ONLY, n=40), "green untagged: VID 7 PCP 0")
     S.send("vm-green-1", g.out(S, SEND_ONLY, n=40, vlans=[q(0, 5)]), "green priority tag PCP 5: VID 7 PCP 5")
     S.send("vm-green-1", g.out(S, SEND_ONLY), "green zero-length SEND Only (78 bytes): 82")
@@ -120,6 +120,10 @@ def vlan_ipv6_scenario():
     S.send("fabric0", g.inc(S, SEND_ONLY, n=40, vlans=[q(7, 6)]), "to green, VID 7 PCP 6: untagged")
     S.send("fabric0", g.inc(S, RR_ONLY, [aeth(0x1f, 1)], n=64, vlans=[q(7, 0)]),
            "READ response Only to green, VID 7: untagged")
+    S.send("fabric0", g.inc(S, WRITE_ONLY, [reth(0x7f0000100000, 0x2001, 64)], n=64, vlans=[q(7, 3)]),
+           "WRITE Only into green's window, VID 7: translated, untagged")
+    S.mdrop("fabric0", g.inc(S, WRITE_ONLY, [reth(0x7f0000200000, 0x2001, 64)], n=64, vlans=[q(7, 5)]),
+            "mr_out_of_bounds", "WRITE past green's window, VID 7 PCP 5: its NAK out of the uplink on VID 7, PCP 5")
     S.mdrop("fabric0", g.inc(S, SEND_ONLY, n=40), "vlan_mismatch", "to green untagged")
     S.mdrop("fabric0", g.inc(S, SEND_ONLY, n=40, vlans=[q(8, 0)]), "vlan_mismatch", "to green on VID 8")
     # UD: green .10/40 <-> remote .20/41.
