@@ -69,6 +69,29 @@ struct cfg_rate {
 
 enum cfg_port_role { CFG_ROLE_UPLINK, CFG_ROLE_TENANT };
 
+/*
+ * A VLAN policy ("vlan" of a port or a tenant): what 802.1Q tags a frame
+ * carries on that side.  "keep" (the default) passes the tags a frame
+ * arrived with unchanged; "untagged" sends no tag and accepts no tag but a
+ * priority tag (VID 0); "tagged" sends and accepts exactly one 0x8100 tag
+ * with "vid"; "vni" is "tagged" with the tenant's vni as the VID.  The PCP
+ * of a sent tag is the frame's DSCP >> 3 ("pcp": "dscp", the default) or the
+ * PCP of the outer tag it arrived with, 0 if none ("keep").
+ */
+enum cfg_vlan_mode { CFG_VLAN_KEEP, CFG_VLAN_UNTAGGED, CFG_VLAN_TAGGED, CFG_VLAN_VNI };
+enum cfg_vlan_pcp { CFG_PCP_DSCP, CFG_PCP_KEEP };
+/* Largest VID: 4095 is reserved, 0 means no VLAN (a priority tag). */
+#define CFG_VID_MAX 4094u
+
+struct cfg_vlan {
+	bool set;               /* "vlan" given */
+	enum cfg_vlan_mode mode;
+	bool has_vid;
+	uint32_t vid;           /* CFG_VLAN_TAGGED: 1 to CFG_VID_MAX */
+	bool has_pcp;
+	enum cfg_vlan_pcp pcp;
+};
+
 struct cfg_port {
 	char *name;
 	char *device;           /* DPDK device name, probed by EAL */
@@ -79,6 +102,8 @@ struct cfg_port {
 	bool has_gateway_mac;   /* uplinks only */
 	uint8_t gateway_mac[6];
 	int tenant;             /* index into tenants, -1 for an uplink */
+	/* A tenant port's tags toward its tenant; an uplink's for tenants without their own. */
+	struct cfg_vlan vlan;
 };
 
 enum cfg_mr_check { CFG_MR_CHECK_OFF, CFG_MR_CHECK_ENFORCE };
@@ -93,6 +118,7 @@ struct cfg_tenant {
 	struct dcqcn_params dcqcn; /* effective parameters of this tenant (always filled) */
 	bool dcqcn_override;    /* the tenant had its own "dcqcn" object */
 	bool privileged_qkey;   /* may send UD Q_Keys with bit 31 set (controlled Q_Keys) */
+	struct cfg_vlan vlan;   /* its frames' tags on the fabric; unset: the uplink's policy */
 };
 
 /*

@@ -20,9 +20,10 @@
 #include "cfg_ctx.h"
 
 /* Rows of the tables, as bits of struct cfg_rec's masks. */
-enum { CFG_T_NAME, CFG_T_VNI, CFG_T_MAX_QPS, CFG_T_RATE, CFG_T_MR_CHECK, CFG_T_DCQCN, CFG_T_QKEY };
+enum { CFG_T_NAME, CFG_T_VNI, CFG_T_MAX_QPS, CFG_T_RATE, CFG_T_MR_CHECK, CFG_T_DCQCN, CFG_T_QKEY,
+       CFG_T_VLAN };
 enum { CFG_P_NAME, CFG_P_DEVICE, CFG_P_ROLE, CFG_P_IP, CFG_P_MAC, CFG_P_GATEWAY_MAC,
-       CFG_P_TENANT };
+       CFG_P_TENANT, CFG_P_VLAN };
 enum { CFG_E_TENANT, CFG_E_VIP, CFG_E_HOST, CFG_E_PORT, CFG_E_MAC, CFG_E_XRC_SRQS };
 enum { CFG_Q_TENANT, CFG_Q_VIP, CFG_Q_VQPN, CFG_Q_PQPN, CFG_Q_TYPE, CFG_Q_PEER, CFG_Q_RATE };
 enum { CFG_M_TENANT, CFG_M_VIP, CFG_M_RKEY, CFG_M_ADDR, CFG_M_LENGTH, CFG_M_TARGET_RKEY,
@@ -38,6 +39,18 @@ extern const char *const cfg_acl_type_names[];          /* cfg_rec_common.c */
 /* The table of a "rate", a tenant's or a QP's (cfg_rec_common.c). */
 #define CFG_RATE_FIELDS 2
 extern const struct cfg_field cfg_rate_fields[CFG_RATE_FIELDS];
+
+/* The table of a "vlan", a port's or a tenant's (cfg_rec_vlan.c). */
+#define CFG_VLAN_FIELDS 3
+extern const struct cfg_field cfg_vlan_fields[CFG_VLAN_FIELDS];
+
+/*
+ * The parts of the "vlan" @vl of the record at @rp that go together ("vid"
+ * with "tagged" only, "pcp" not with "keep" or "untagged"), and for "vni"
+ * that the vni of @tenant (-1, an uplink: of every tenant without a "vlan"
+ * of its own) fits in a VID.
+ */
+void cfg_vlan_check(struct cfg_ld *ld, const struct cfg_path *rp, const struct cfg_vlan *vl, int tenant);
 
 /*
  * Loaders of whole top-level sections that take part in no cross check. Each

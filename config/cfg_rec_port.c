@@ -24,6 +24,8 @@ static const struct cfg_field port_fields[] = {
 					gateway_mac, CFG_HAS(struct cfg_port, has_gateway_mac)),
 	[CFG_P_TENANT] = CFG_FIELD(struct cfg_port, "tenant", CFG_F_REF, CFG_OPTIONAL, tenant,
 				   .ref = &cfg_ref_tenant),
+	[CFG_P_VLAN] = CFG_FIELD(struct cfg_port, "vlan", CFG_F_OBJECT, CFG_OPTIONAL, vlan,
+				 CFG_HAS(struct cfg_port, vlan.set), CFG_SUB(cfg_vlan_fields)),
 };
 
 static const struct cfg_field endpoint_fields[] = {
@@ -90,6 +92,10 @@ cfg_port_role_check(struct cfg_ld *ld, const struct cfg_rec *r)
 		if (r->present & CFG_BIT(CFG_P_GATEWAY_MAC))
 			CFG_REC_ERR(ld, rp, "gateway_mac", "not allowed on tenant ports");
 	}
+	if (!(r->ok & CFG_BIT(CFG_P_VLAN)))
+		pt->vlan.set = false;
+	else if (pt->role == CFG_ROLE_UPLINK || (r->ok & CFG_BIT(CFG_P_TENANT)))
+		cfg_vlan_check(ld, rp, &pt->vlan, pt->role == CFG_ROLE_UPLINK ? -1 : pt->tenant);
 }
 
 void

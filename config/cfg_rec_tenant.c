@@ -38,6 +38,8 @@ static const struct cfg_field tenant_fields[] = {
 			  CFG_HAS(struct cfg_tenant, dcqcn_override) },
 	[CFG_T_QKEY] = CFG_FIELD(struct cfg_tenant, "privileged_qkey", CFG_F_BOOL, CFG_OPTIONAL,
 				 privileged_qkey),
+	[CFG_T_VLAN] = CFG_FIELD(struct cfg_tenant, "vlan", CFG_F_OBJECT, CFG_OPTIONAL, vlan,
+				 CFG_HAS(struct cfg_tenant, vlan.set), CFG_SUB(cfg_vlan_fields)),
 };
 
 /* A tenant's "dcqcn": a profile to start from instead of the top-level parameters. */
@@ -219,6 +221,10 @@ cfg_tenant_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_pat
 		return false;
 	r->ok = cfg_obj_parse(&ld->dg, r->obj, &r->path, tenant_fields, CFG_DIM(tenant_fields), t,
 			      &r->present);
+	if ((r->ok & CFG_BIT(CFG_T_VLAN)) && (r->ok & CFG_BIT(CFG_T_VNI)))
+		cfg_vlan_check(ld, &r->path, &t->vlan, (int)i);
+	else if (!(r->ok & CFG_BIT(CFG_T_VLAN)))
+		t->vlan.set = false;
 	return true;
 }
 

@@ -71,7 +71,8 @@
 	X(SHUTDOWN, "shutdown") \
 	X(PRIVILEGED_QKEY, "privileged_qkey") \
 	X(XDP_DENIED, "xdp_denied") \
-	X(XRC_SRQ_UNKNOWN, "xrc_srq_unknown")
+	X(XRC_SRQ_UNKNOWN, "xrc_srq_unknown") \
+	X(VLAN_MISMATCH, "vlan_mismatch")
 
 enum dp_drop {
 	DP_DROP_NONE = 0,

@@ -99,6 +99,8 @@ dp_acl_track(struct dp_dir_state *s, const struct dp_dir_state *answers, const s
 	psn = roce_bth_psn(roce_pkt_bth(pkt, data));
 	if (pkt->flags & ROCE_OPF_REQ) {
 		ovl_track_request(&s->req, &answers->ack, psn);
+		s->req.dscp = ovl_ip_dscp(data + pkt->l3_off, pkt->ip_ver);
+		s->req.pkey = roce_bth_pkey(roce_pkt_bth(pkt, data));
 	} else if (pkt->flags & ROCE_OPF_RESP) {
 		aeth = roce_pkt_ext(pkt, data, ROCE_EXT_AETH);
 		ovl_track_response(&s->ack, psn, aeth != NULL, aeth ? roce_aeth_syndrome(aeth) : 0,
@@ -135,7 +137,8 @@ struct dp_nak_req {
 	uint8_t req_half;       /* 0: egress half, 1: ingress half */
 	uint8_t ack_half;
 	uint16_t out_port;      /* port index */
-	struct roce_frame_spec spec; /* all but the PSN and the AETH */
+	struct ovl_vlan vlan;   /* the VLAN policy of the NAK's side */
+	struct roce_frame_spec spec; /* all but the PSN, the AETH, the tags, DSCP and P_Key */
 };
 
 /* Set-up (main.c, after the lcores are assigned) and release at exit. */

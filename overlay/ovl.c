@@ -235,6 +235,9 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		}
 	}
 
+	if (ovl_vlan_build(o, c, err, err_len) < 0)
+		goto fail;
+
 	/* by_ep holds two keys per endpoint: its vip, and its host (OVL_EP_HOST). */
 	if (table_init(&o->by_ep, 2 * c->n_endpoints) || table_init(&o->by_tenant, c->n_qps) ||
 	    table_init(&o->by_fabric, c->n_qps) || table_init(&o->by_mr, c->n_mrs))

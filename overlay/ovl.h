@@ -32,6 +32,7 @@
 
 #include "cfg.h"
 #include "ovl_acl.h"
+#include "ovl_vlan.h"
 #include "rocev2.h"
 
 /* An IP address, IPv4 in b[0..3]. */
@@ -110,6 +111,8 @@ struct ovl_tenant {
 	uint32_t acl_index;       /* index of that entry, or OVL_NONE */
 	bool ud_acl;              /* a UD frame can be denied: check each one */
 	bool privileged_qkey;     /* may send controlled Q_Keys (bit 31 set) */
+	bool has_vlan;            /* its own VLAN policy on the fabric ... */
+	struct ovl_vlan vlan;     /* ... this one; else the uplink's */
 };
 
 struct ovl_endpoint {
@@ -178,6 +181,7 @@ struct ovl_port {
 	struct ovl_ip ip;         /* uplinks */
 	uint8_t gateway_mac[6];
 	bool has_gateway;
+	struct ovl_vlan vlan;     /* its VLAN policy (ovl_vlan.h), CFG_VLAN_KEEP by default */
 };
 
 /* An XRC SRQ of an endpoint: its virtual and physical numbers. */
@@ -212,6 +216,7 @@ struct ovl {
 	uint32_t n_srqs;
 	struct ovl_table by_srq;     /* (tenant, vip, vsrqn) and (host ip, psrqn) of local ones */
 	const struct cfg *cfg;      /* the configuration it was built from */
+	bool vlan_any;              /* some port or tenant has a VLAN policy other than "keep" */
 };
 
 /*
@@ -224,6 +229,32 @@ struct ovl *ovl_build(const struct cfg *c, char *err, size_t err_len);
 void ovl_free(struct ovl *o);
 
 void ovl_ip_from_cfg(struct ovl_ip *dst, const struct cfg_ip *src);
+
+/*
+ * The VLAN policies of @o's ports and tenants from @c (ovl_vlan.c), called by
+ * ovl_build(); -1 and a message in @err when a "vni" policy meets a vni that
+ * is not a VID.
+ */
+int ovl_vlan_build(struct ovl *o, const struct cfg *c, char *err, size_t err_len);
+
+/*
+ * The VLAN policy of @tenant's frames on port @port, resolved: on an uplink
+ * the tenant's own if it has one, else the port's; "vni" becomes "tagged"
+ * with the tenant's vni.
+ */
+static inline struct ovl_vlan
+ovl_vlan_of(const struct ovl *o, uint32_t tenant, uint16_t port)
+{
+	const struct ovl_port *p = &o->ports[port];
+	const struct ovl_tenant *t = &o->tenants[tenant];
+	struct ovl_vlan v = p->uplink && t->has_vlan ? t->vlan : p->vlan;
+
+	if (v.mode == CFG_VLAN_VNI) {
+		v.mode = CFG_VLAN_TAGGED;
+		v.vid = (uint16_t)t->vni;
+	}
+	return v;
+}
 
 /* Keys. */
 static inline struct ovl_key

@@ -108,7 +108,9 @@ ovl_nak_opcode(unsigned l_type)
 struct ovl_req_track {
 	uint32_t first;         /* oldest request PSN of the current outstanding run */
 	uint32_t newest;        /* newest request PSN forwarded */
-	uint32_t valid;         /* 1 once a request has been forwarded */
+	uint8_t valid;          /* 1 once a request has been forwarded */
+	uint8_t dscp;           /* the DSCP and P_Key of the latest request forwarded, */
+	uint16_t pkey;          /* for a NAK sent in the responder's place (revocation) */
 };
 
 #define OVL_ACK_PSN 1u          /* ovl_ack_track.acked holds a PSN */

@@ -131,6 +131,7 @@ nak_request(const struct ovl *o, const struct ovl_conn *c, bool to_l)
 	ovl_nak_spec(&r->spec, rw->eth, rw->ip_ver, rw->src_ip, rw->dst_ip, rw->dqpn);
 	r->spec.opcode = ovl_nak_opcode(c->l_type);
 	r->out_port = rw->port;
+	r->vlan = ovl_vlan_of(o, c->tenant, rw->port);
 	lc = &dp.lcores[dp.ports[to_l ? c->l_port : c->egress.port].lcore_idx];
 	if (!lc->nak_ring) {
 		free(r);

@@ -94,7 +94,8 @@ fabric_port(const struct ovl *o, const struct ovl_conn *c)
  * May the tenant side of @c be forwarded by hardware without software?
  * Only a hairpin (nothing ICRC-covered changes: only the MACs), and only
  * where software would do nothing else to its frames: no rate cap to shape
- * to, no ACL, no memory check, and no translation of R's memory windows.
+ * to, no ACL, no memory check, no translation of R's memory windows, and
+ * no VLAN policy on either port to check or apply.
  */
 static bool
 forward_eligible(const struct ovl *o, const struct ovl_conn *c)
@@ -107,6 +108,8 @@ forward_eligible(const struct ovl *o, const struct ovl_conn *c)
 		return false;
 	/* An XRC request's SRQ and direction are checked per frame in software. */
 	if (cfg_qp_is_xrc(c->l_type))
+		return false;
+	if (o->ports[c->l_port].vlan.mode != CFG_VLAN_KEEP || o->ports[c->egress.port].vlan.mode != CFG_VLAN_KEEP)
 		return false;
 	for (uint32_t i = 0; i < o->n_mrs; i++) {
 		const struct ovl_mr *m = &o->mrs[i];
@@ -597,7 +600,7 @@ dp_offload_reload(const struct ovl *old, const struct ovl *o)
 			oc->seen = true;
 			continue;
 		}
-		/* Unchanged, but a forward rule also depends on the tenant's MRs and rate. */
+		/* Unchanged, but a forward rule also depends on the tenant's MRs and rate and the ports' VLAN policies. */
 		if (oc->side[SIDE_TENANT].state == DP_OFL_INSTALLED && oc->side[SIDE_TENANT].kind == DP_OFL_FORWARD &&
 		    !forward_eligible(o, b)) {
 			side_withdraw(&oc->side[SIDE_TENANT], "no longer forwardable (tenant memory or rate changed)");

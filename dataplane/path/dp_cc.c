@@ -8,6 +8,7 @@
 
 #include "dp_rate_int.h"
 #include "dp_estats.h"
+#include "dp_vlan.h"
 
 /* ---- DCQCN: reaction point ---- */
 
@@ -37,8 +38,6 @@ cnp_send(struct dp_lcore *lc, const struct ovl *o, const struct ovl_conn *c, con
 	struct dp_rate_lcore *r = &lc->rate;
 	const struct ovl_rewrite *w = &c->egress;
 	struct roce_frame_spec spec = {
-		.n_vlan = n_vlan,
-		.vlan_tci = { tci[0], tci[1] },
 		.ip_ver = w->ip_ver,
 		.ttl = 64,
 		.udp_sport = sport,
@@ -53,6 +52,8 @@ cnp_send(struct dp_lcore *lc, const struct ovl *o, const struct ovl_conn *c, con
 	memcpy(spec.src_mac, w->eth + 6, 6);
 	memcpy(spec.src_ip, w->src_ip, w->addr_len);
 	memcpy(spec.dst_ip, w->dst_ip, w->addr_len);
+	/* The tenant's tags on the fabric; under "keep" the marked frame's (its PCP is cnp_802p_prio). */
+	dp_vlan_spec(o, c->tenant, w->port, n_vlan, tci, tr->prof.cnp_dscp, &spec);
 	len = roce_build_cnp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), &spec, w->dqpn,
 			     tr->prof.cnp_dscp, tr->prof.cnp_802p_prio);
 	if (!len) {

@@ -13,6 +13,7 @@
 
 #include "dp_acl.h"
 #include "dp_path.h"
+#include "dp_vlan.h"
 
 static inline struct dp_dir_state *
 half_of(uint32_t state, unsigned half)
@@ -37,6 +38,16 @@ dp_acl_nak_poll(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *ports, un
 		size_t len;
 
 		if (ovl_track_oldest(rq, ak, &psn) && (m = rte_pktmbuf_alloc(dp.pool)) != NULL) {
+			static const uint16_t untagged[2];
+
+			/*
+			 * As the responder would answer the latest request: its DSCP
+			 * and P_Key, and the side's tags (none under "keep": the
+			 * requests' own tags are not kept).
+			 */
+			r->spec.dscp = rq->dscp;
+			r->spec.pkey = rq->pkey;
+			ovl_vlan_tags(&r->vlan, 0, untagged, rq->dscp, &r->spec.n_vlan, r->spec.vlan_tci);
 			len = ovl_nak_build(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), &r->spec, psn,
 					    ovl_track_msn(ak));
 			if (len) {
@@ -87,10 +98,9 @@ nak_refusal_build(const struct ovl *o, const struct ovl_conn *c, const struct dp
 	ak = uplink ? &st->egress.ack : &dp_acl_answers_to_l(o, c)->ack;
 	ovl_nak_spec(&spec, rw->eth, rw->ip_ver, rw->src_ip, rw->dst_ip, rw->dqpn);
 	spec.opcode = ovl_nak_opcode(c->l_type);
-	spec.n_vlan = p->pkt.n_vlan;
-	spec.vlan_tci[0] = p->pkt.vlan_tci[0];
-	spec.vlan_tci[1] = p->pkt.vlan_tci[1];
-	spec.dscp = (uint8_t)((p->pkt.ip_ver == 6 ? (l3[0] << 4 | l3[1] >> 4) : l3[1]) >> 2);
+	spec.dscp = ovl_ip_dscp(l3, p->pkt.ip_ver);
+	/* The tags of the requester's side: under "keep", the request's own. */
+	dp_vlan_spec(o, c->tenant, rw->port, p->pkt.n_vlan, p->pkt.vlan_tci, spec.dscp, &spec);
 	spec.pkey = roce_bth_pkey(bth);
 	spec.psn = roce_bth_psn(bth);
 	spec.min_frame_len = ROCE_ETH_MIN_LEN;

@@ -10,6 +10,7 @@
 #include "dp_offload.h"
 #include "dp_path.h"
 #include "dp_rewrite.h"
+#include "dp_vlan.h"
 
 /* How many frames ahead the headers are prefetched. */
 #define PREFETCH_AHEAD 4
@@ -62,6 +63,11 @@ classify_egress(struct dp_lcore *lc, struct dp_burst *b)
 		p->tslot = slot;
 		if (!parse_one(o, p))
 			continue;
+		if (unlikely(!dp_vlan_ok(o, b->tenant, b->in_port, &p->pkt))) {
+			p->drop = DP_DROP_VLAN_MISMATCH;
+			continue;
+		}
+		dp_vlan_prefetch(o, p);
 		if (unlikely(p->dqpn == ROCE_QPN_GSI)) {
 			p->drop = DP_DROP_GSI;
 			continue;
@@ -92,6 +98,7 @@ classify_ingress(struct dp_lcore *lc, struct dp_burst *b)
 		p->tslot = OVL_NONE;
 		if (!parse_one(o, p))
 			continue;
+		dp_vlan_prefetch(o, p);
 		alen = ip_addr_len(&p->pkt);
 		/* A rule's MARK names the connection; a match is our host and not the GSI. */
 		p->v = dp_mark_ingress(p->m, o, ip_dst(p->data, &p->pkt), alen, p->dqpn);

@@ -15,6 +15,7 @@
 #include "dp_estats.h"
 #include "dp_path.h"
 #include "dp_rewrite.h"
+#include "dp_vlan.h"
 
 /* A run of frames of one connection half: its packet and byte counts, written when the run ends. */
 struct run {
@@ -86,6 +87,10 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 		uint32_t len = p->pkt.frame_len;
 
 		rename_frame(p, &c->egress, &mr);
+		if (unlikely(!dp_vlan_out(o, c->tenant, c->egress.port, p))) {
+			p->drop = DP_DROP_TX_FAILED;
+			continue;
+		}
 		/* A request forwarded: a later refusal gets its NAK again (dp_nak.c). */
 		if (unlikely(st->egress.nak_sent) && (p->pkt.flags & ROCE_OPF_REQ))
 			st->egress.nak_sent = 0;
@@ -136,6 +141,9 @@ rewrite_ingress(struct dp_lcore *lc, struct dp_burst *b)
 
 		if (!dp_pkt_live(p))
 			continue;
+		dp_vlan_ingress_check(o, b, p);
+		if (unlikely(!dp_pkt_live(p)))
+			continue;
 		dp_decide_ingress(lc, o, p);
 		if (!dp_pkt_live(p) || p->done)
 			continue;
@@ -145,6 +153,10 @@ rewrite_ingress(struct dp_lcore *lc, struct dp_burst *b)
 		uint32_t len = p->pkt.frame_len;
 
 		rename_frame(p, &c->ingress, &mr);
+		if (unlikely(!dp_vlan_out(o, c->tenant, c->ingress.port, p))) {
+			p->drop = DP_DROP_TX_FAILED;
+			continue;
+		}
 		if (unlikely(st->ingress.nak_sent) && (p->pkt.flags & ROCE_OPF_REQ))
 			st->ingress.nak_sent = 0;
 		dp_acl_track(&st->ingress, &st->egress, &p->pkt, p->data);

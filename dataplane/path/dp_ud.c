@@ -7,6 +7,7 @@
 #include "dp_path.h"
 #include "dp_rate.h"
 #include "dp_rewrite.h"
+#include "dp_vlan.h"
 
 /*
  * UD: rename the addresses, DestQP and the DETH source QPN (none for a CNP:
@@ -55,6 +56,7 @@ ud_cnp_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct
 	const struct ovl_endpoint *le = ei == OVL_NONE ? NULL : &o->endpoints[ei];
 	struct dp_tenant_stats *ts = &lc->tenant_stats[o->tenants[r->tenant].slot];
 	struct roce_icrc_delta d;
+	uint32_t len; /* the frame as it arrived, for the tenant counters */
 
 	if (le == NULL || !le->local || le->port != in_port || !dp_mac_eq(data + 6, le->mac))
 		return DP_DROP_SPOOFED_SOURCE;
@@ -66,12 +68,15 @@ ud_cnp_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct
 	else
 		ud_rename(data, &p->pkt, re->eth, le->host.b, re->host.b, r->pqpn, UINT32_MAX, &d);
 	frame_finish(data, &p->pkt, &d);
+	len = p->pkt.frame_len;
+	if (!dp_vlan_out(o, r->tenant, re->out_port, p))
+		return DP_DROP_TX_FAILED;
 	p->out = re->out_port;
 	ts->egress_pkts++;
-	ts->egress_bytes += p->pkt.frame_len;
+	ts->egress_bytes += len;
 	if (r->local) {
 		ts->ingress_pkts++;
-		ts->ingress_bytes += p->pkt.frame_len;
+		ts->ingress_bytes += len;
 		lc->stats.fwd_hairpin++;
 	} else {
 		lc->stats.fwd_egress++;
@@ -93,15 +98,19 @@ ud_cnp_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, const
 	uint8_t *data = p->data;
 	uint32_t ei = ovl_lookup_tenant_host(o, l->tenant, ip_src(data, &p->pkt), ip_addr_len(&p->pkt));
 	struct roce_icrc_delta d;
+	uint32_t len; /* the frame as it arrived, for the tenant counters */
 
 	if (ei == OVL_NONE || o->endpoints[ei].local)
 		return DP_DROP_SPOOFED_SOURCE;
 	roce_icrc_delta_init(&d);
 	ud_rename(data, &p->pkt, le->eth, o->endpoints[ei].vip.b, le->vip.b, l->vqpn, UINT32_MAX, &d);
 	frame_finish(data, &p->pkt, &d);
+	len = p->pkt.frame_len;
+	if (!dp_vlan_out(o, l->tenant, le->out_port, p))
+		return DP_DROP_TX_FAILED;
 	p->out = le->out_port;
 	lc->tenant_stats[p->tslot].ingress_pkts++;
-	lc->tenant_stats[p->tslot].ingress_bytes += p->pkt.frame_len;
+	lc->tenant_stats[p->tslot].ingress_bytes += len;
 	lc->stats.fwd_ingress++;
 	lc->stats.cnp_forwarded++;
 	return DP_DROP_NONE;
@@ -117,6 +126,7 @@ dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct 
 	const struct roce_deth *deth = roce_pkt_ext(pkt, data, ROCE_EXT_DETH);
 	unsigned alen = ip_addr_len(pkt);
 	struct roce_icrc_delta d;
+	uint32_t len; /* the frame as it arrived, for the tenant counters */
 	uint32_t v;
 
 	if (unlikely(pkt->opcode == ROCE_OP_CNP))
@@ -145,19 +155,22 @@ dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct 
 		ud_rename(data, pkt, re->eth, le->host.b, re->host.b, r->pqpn, l->pqpn, &d);
 	}
 	frame_finish(data, pkt, &d);
+	len = p->pkt.frame_len;
+	if (!dp_vlan_out(o, r->tenant, re->out_port, p))
+		return DP_DROP_TX_FAILED;
 	p->out = re->out_port;
 
 	uint32_t slot = o->tenants[r->tenant].slot;
 	struct dp_tenant_stats *ts = &lc->tenant_stats[slot];
 
 	/* A tenant's UD frames share one shaper queue: dp_rate.h. */
-	dp_rate_note(lc, &p->note, dp.conn_cap + slot, slot, data, pkt, r->local);
+	dp_rate_note(lc, &p->note, dp.conn_cap + slot, slot, p->data, pkt, r->local);
 
 	ts->egress_pkts++;
-	ts->egress_bytes += pkt->frame_len;
+	ts->egress_bytes += len;
 	if (r->local) {
 		ts->ingress_pkts++;
-		ts->ingress_bytes += pkt->frame_len;
+		ts->ingress_bytes += len;
 		lc->stats.fwd_hairpin++;
 	} else {
 		lc->stats.fwd_egress++;
@@ -174,6 +187,7 @@ dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, uint32
 	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re;
 	const struct roce_deth *deth = roce_pkt_ext(pkt, data, ROCE_EXT_DETH);
 	struct roce_icrc_delta d;
+	uint32_t len; /* the frame as it arrived, for the tenant counters */
 	uint32_t v;
 
 	if (!l->local)
@@ -195,9 +209,12 @@ dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, uint32
 	roce_icrc_delta_init(&d);
 	ud_rename(data, pkt, le->eth, re->vip.b, le->vip.b, l->vqpn, r->vqpn, &d);
 	frame_finish(data, pkt, &d);
+	len = p->pkt.frame_len;
+	if (!dp_vlan_out(o, l->tenant, le->out_port, p))
+		return DP_DROP_TX_FAILED;
 	p->out = le->out_port;
 	lc->tenant_stats[p->tslot].ingress_pkts++;
-	lc->tenant_stats[p->tslot].ingress_bytes += pkt->frame_len;
+	lc->tenant_stats[p->tslot].ingress_bytes += len;
 	lc->stats.fwd_ingress++;
 	return DP_DROP_NONE;
 }

@@ -21,6 +21,12 @@ at once and the second a deferred one at the window's end; a /roce/reload
 in between (a new overlay: the connection stays, under the same state) must
 not lose it, nor address it to anyone else.
 
+A third run puts VLAN policies on the fabric: the uplink untagged and blue
+on its vni (VID 100).  Blue's marked frame on VID 100 gets a CNP on VID 100
+(priority cnp_802p_prio), red's marked frame with a priority tag (VID 0) an
+untagged CNP, and a blue frame on another VID is dropped (vlan_mismatch)
+with no CNP.
+
 Usage: /usr/bin/python3 tests/cnp/test_cnp_tags.py BUILD_DIR
 Ends with "N passed, M failed".
 """
@@ -47,14 +53,14 @@ check = Checks()
 TAGS = {"untagged": [], "802.1Q": [(0x8100, 42)], "QinQ": [(0x88a8, 7), (0x8100, 8)]}
 
 
-def marked(tags, psn):
+def marked(tags, psn, dqpn=4097):
     """A CE-marked RC SEND Only from host 10.0.0.2 (blue .20 qp 33) to pqpn 4097 (blue .10 qp 17)."""
     p = Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
     for i, (tpid, vid) in enumerate(tags):
         p.type = tpid if i == 0 else p.type
         p = p / (Dot1AD(vlan=vid) if tpid == 0x88a8 else Dot1Q(vlan=vid))
     p = (p / IP(src="10.0.0.2", dst="10.0.0.1", tos=3, flags="DF", ttl=64) / UDP(sport=0xc123, dport=4791, chksum=0) /
-         BTH(opcode=0x04, dqpn=4097, psn=psn, pkey=0xffff) / Raw(b"blue" * 16))
+         BTH(opcode=0x04, dqpn=dqpn, psn=psn, pkey=0xffff) / Raw(b"blue" * 16))
     return Ether(bytes(p))
 
 
@@ -68,29 +74,34 @@ def tags_of(p):
             return out
 
 
+def replay(build, work, name, doc, frames):
+    """@frames into the uplink of the switch on configuration @doc until idle: (rc, summary, err, the
+    CNPs the uplink sent)."""
+    cfg = os.path.join(work, name + ".json")
+    json.dump(doc, open(cfg, "w"))
+    inp, out, empty = (os.path.join(work, name + x) for x in (".in.pcap", ".out.pcap", ".empty.pcap"))
+    wrpcap(inp, frames)
+    wrpcap(empty, [])
+    prefix = "cnp-%s-%d" % (name, os.getpid())
+    vdevs = ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (inp, out),
+             "net_pcap1,rx_pcap=%s,tx_pcap=%s" % (empty, os.path.join(work, name + ".b.pcap")),
+             "net_pcap2,rx_pcap=%s,tx_pcap=%s" % (empty, os.path.join(work, name + ".r.pcap"))]
+    proc = start_switch(build, prefix, vdevs, cfg, "0", ["--exit-when-idle", "300"])
+    proc.wait(timeout=60)
+    rc, summary, err = stop_switch(proc, prefix)
+    return rc, summary, err, [Ether(bytes(f)) for f in rdpcap(out)] if os.path.exists(out) else []
+
+
 def main():
     build = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="roce-cnp-")
     doc = json.load(open(os.path.join(ROOT, "examples", "two-tenants.json")))
     doc["dcqcn"]["params"] = {"min_time_between_cnps": 0}
-    cfg = os.path.join(work, "cnp.json")
-    json.dump(doc, open(cfg, "w"))
-    inp = os.path.join(work, "fabric.in.pcap")
-    wrpcap(inp, [marked(t, 100 + 10 * i) for i, t in enumerate(TAGS.values())])
-    empty = os.path.join(work, "empty.pcap")
-    wrpcap(empty, [])
-    out = os.path.join(work, "fabric.out.pcap")
-    prefix = "cnp-tags-%d" % os.getpid()
-    vdevs = ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (inp, out),
-             "net_pcap1,rx_pcap=%s,tx_pcap=%s" % (empty, os.path.join(work, "b.pcap")),
-             "net_pcap2,rx_pcap=%s,tx_pcap=%s" % (empty, os.path.join(work, "r.pcap"))]
-    proc = start_switch(build, prefix, vdevs, cfg, "0", ["--exit-when-idle", "300"])
-    proc.wait(timeout=60)
-    rc, summary, err = stop_switch(proc, prefix)
+    rc, summary, err, cnps = replay(build, work, "tags", doc,
+                                    [marked(t, 100 + 10 * i) for i, t in enumerate(TAGS.values())])
     check(rc == 0 and summary is not None, "the switch runs and exits with a summary", err[-400:])
     check(summary is not None and summary["cnp_sent"] == 3, "three CNPs sent by the notification point",
           summary and summary["cnp_sent"])
-    cnps = [Ether(bytes(f)) for f in rdpcap(out)] if os.path.exists(out) else []
     check(len(cnps) == 3, "three CNPs on the fabric", len(cnps))
     for (name, tags), p in zip(TAGS.items(), cnps):
         check(tags_of(p) == [vid for _, vid in tags], "(%s) the CNP carries the marked frame's tags" % name,
@@ -101,7 +112,33 @@ def main():
               "(%s) from this host's uplink to the sender's host" % name, IP in p and p[IP].summary())
         check(icrc_scapy(bytes(p)) == icrc_found(bytes(p)), "(%s) ICRC valid (scapy)" % name)
     deferred(build, work, doc)
+    policies(build, work, doc)
     return check.finish(work, False)
+
+
+def policies(build, work, doc):
+    doc = json.loads(json.dumps(doc))
+    doc["dcqcn"]["params"] = {"min_time_between_cnps": 0}
+    doc["ports"][0]["vlan"] = {"mode": "untagged"}
+    doc["tenants"][0]["vlan"] = {"mode": "vni"}
+    rc, summary, err, cnps = replay(build, work, "policy", doc, [
+        marked([(0x8100, 100)], 300), marked([(0x8100, 0)], 310, dqpn=4098), marked([(0x8100, 101)], 320)])
+    check(rc == 0 and summary is not None, "(policy) the switch runs and exits with a summary", err[-400:])
+    if summary is None:
+        return
+    check(summary["cnp_sent"] == 2 and summary["drops"]["vlan_mismatch"] == 1,
+          "(policy) two CNPs; the frame on another VID dropped as vlan_mismatch",
+          (summary["cnp_sent"], summary["drops"]["vlan_mismatch"]))
+    prio = doc["dcqcn"].get("params", {}).get("cnp_802p_prio", 6)
+    check(len(cnps) == 2, "(policy) two CNPs on the fabric", len(cnps))
+    for (name, tags, dqpn), p in zip((("blue", [100], 8193), ("red", [], 8194)), cnps):
+        check(tags_of(p) == tags, "(policy, %s) the CNP's tags: the tenant's on the fabric" % name, tags_of(p))
+        if tags:
+            check(p[Dot1Q].prio == prio, "(policy, %s) the tag's priority is cnp_802p_prio" % name, p[Dot1Q].prio)
+        check(BTH in p and p[BTH].opcode == 0x81 and p[BTH].dqpn == dqpn and
+              icrc_scapy(bytes(p)) == icrc_found(bytes(p)),
+              "(policy, %s) a CNP to the sender's pqpn %d, ICRC valid (scapy)" % (name, dqpn),
+              BTH in p and p[BTH].summary())
 
 
 def deferred(build, work, doc):
@@ -112,6 +149,7 @@ def deferred(build, work, doc):
     inp = os.path.join(work, "defer.in.pcap")
     wrpcap(inp, [marked([], 200), marked([], 201)])
     empty = os.path.join(work, "empty.pcap")
+    wrpcap(empty, [])
     out = os.path.join(work, "defer.out.pcap")
     prefix = "cnp-defer-%d" % os.getpid()
     vdevs = ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (inp, out),

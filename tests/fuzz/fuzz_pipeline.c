@@ -35,7 +35,9 @@
  *     existing port (a tenant frame goes to an uplink or, hairpinned, to a
  *     port of the same tenant, maybe its own; a fabric frame goes to a
  *     tenant port);
- *   - a forwarded frame has its length, re-parses with roce_parse() on the
+ *   - a forwarded frame has its length (4 bytes more or fewer per VLAN tag a
+ *     policy pushed or popped, and at least 60 once a policy retagged it),
+ *     re-parses with roce_parse() on the
  *     configured UDP port, keeps its ICRC valid if it arrived valid (and
  *     invalid if it arrived invalid: the switch must not launder a corrupted
  *     frame), keeps a valid IPv4 header checksum valid, and has a zero or a
@@ -83,7 +85,7 @@ __ubsan_default_options(void)
 #define FUZZ_SRCDIR "."
 #endif
 
-#define N_CONFIGS 5
+#define N_CONFIGS 7
 #define MBUF_DATA 8192u /* a frame longer than this arrives as a chain */
 
 static const char *const config_files[N_CONFIGS] = {
@@ -92,6 +94,9 @@ static const char *const config_files[N_CONFIGS] = {
 	FUZZ_SRCDIR "/examples/pipeline-ipv6.json",
 	FUZZ_SRCDIR "/tests/isolation/dual-stack.json",
 	FUZZ_SRCDIR "/examples/pipeline-xrc.json",
+	/* VLAN policies: tags checked, pushed, popped and rewritten; short frames padded. */
+	FUZZ_SRCDIR "/tests/pipeline/vlan.json",
+	FUZZ_SRCDIR "/tests/pipeline/vlan-ipv6.json",
 };
 
 static struct {
@@ -369,11 +374,15 @@ one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len
 
 	const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 
-	CHECK(m->nb_segs == 1 && m->pkt_len == len, "forwarded a chain, or changed the length (%u -> %u)", len,
-	      m->pkt_len);
+	CHECK(m->nb_segs == 1, "forwarded a chain");
 	CHECK(parsed, "forwarded a frame that does not parse (port %u)", port);
 	CHECK(out_port < o->n_ports, "out port %u for in port %u", out_port, port);
-	CHECK(roce_parse(data, len, o->udp_port, &out) == ROCE_OK, "the output does not parse");
+	CHECK(roce_parse(data, m->pkt_len, o->udp_port, &out) == ROCE_OK, "the output does not parse");
+	/* The length changes by the tags a VLAN policy pushed or popped; a retagged frame is padded to 60. */
+	uint32_t want = len + 4u * out.n_vlan - 4u * in.n_vlan;
+
+	CHECK(m->pkt_len == want || (o->vlan_any && want < ROCE_ETH_MIN_LEN && m->pkt_len == ROCE_ETH_MIN_LEN),
+	      "changed the length (%u -> %u, tags %u -> %u)", len, m->pkt_len, in.n_vlan, out.n_vlan);
 	CHECK(roce_icrc_verify(data, &out) == icrc_in, "ICRC %s on the way", icrc_in ? "broken" : "repaired");
 	if (ip_in)
 		CHECK(ipv4_header_ok(data, &out), "IPv4 header checksum broken on the way");

@@ -736,6 +736,40 @@ scenario_rtest(void)
 		CHECK(strstr(tel, "\"mark_hits\":") != NULL, "/roce/stats has no mark_hits");
 	case_end();
 
+	case_begin("a VLAN policy on the hairpin's port withdraws its forward rule; software forwards it");
+	{
+		static const char port2[] = "\"mac\": \"02:00:00:00:01:02\"}", vlan[] = ", \"vlan\": {\"mode\": \"untagged\"}";
+		struct dp_reload_report rep;
+		char path[PATH_MAX + 64], text[8192], *at;
+		struct dp_stats s0, s1;
+
+		st = status_of(19, 0);
+		CHECK(st.state == DP_OFL_INSTALLED && st.kind == DP_OFL_FORWARD, "before: state %d kind %d", st.state,
+		      st.kind);
+		/* The configuration of the last reload, with vm2 untagged. */
+		snprintf(text, sizeof(text), CFG_RTEST, 8200, "", "true");
+		at = strstr(text, port2) + sizeof(port2) - 2;
+		memmove(at + sizeof(vlan) - 1, at, strlen(at) + 1);
+		memcpy(at, vlan, sizeof(vlan) - 1);
+		cfg_write("rtest-vlan.json", "%s", text);
+		snprintf(path, sizeof(path), "%s/rtest-vlan.json", workdir);
+		CHECK(dp_config_apply(path, &rep) == 0, "reload rejected");
+		dp_reload_report_free(&rep);
+		CHECK(status_of(19, 0).state == DP_OFL_NONE, "the forward rule stayed: state %d", status_of(19, 0).state);
+		dp_stats_sum(&s0);
+		round_trip(K_HAIRPIN, ROUND, false, true, 0);
+		dp_stats_sum(&s1);
+		CHECK(s1.fwd_hairpin - s0.fwd_hairpin == ROUND, "software forwarded %lu hairpin frames, want %u",
+		      s1.fwd_hairpin - s0.fwd_hairpin, ROUND);
+		poll_at(1200);
+		round_trip(K_HAIRPIN, ROUND, false, true, 0);
+		poll_at(1500);
+		st = status_of(19, 0);
+		CHECK(st.state == DP_OFL_INSTALLED && st.kind == DP_OFL_PARTIAL, "after: state %d kind %d", st.state,
+		      st.kind);
+	}
+	case_end();
+
 	case_begin("shutdown flushes every rule");
 	sw_stop();
 	rtest_stats_get(p_vm1, &rs);

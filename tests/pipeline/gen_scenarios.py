@@ -73,6 +73,7 @@ NAK_REASONS = {"mr_unknown", "mr_out_of_bounds", "mr_access_denied", "acl_denied
 NAK_SYNDROME = 0x62   # remote access error
 # The switch takes at most this many frames of a port at once (DP_BURST).
 RX_BURST = 32
+ETH_MIN = 60          # Ethernet's shortest frame without FCS
 
 
 def rc_request(opcode):
@@ -84,7 +85,8 @@ SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host
                 "type_mismatch", "mr_unknown", "mr_out_of_bounds", "mr_access_denied",
                 "message_denied", "acl_denied", "revoked", "nonlinear", "tx_failed",
                 "shaping_watchdog", "shaping_overflow", "shaping_nobufs", "shaping_detached",
-                "conn_removed", "shutdown", "privileged_qkey", "xdp_denied", "xrc_srq_unknown"]
+                "conn_removed", "shutdown", "privileged_qkey", "xdp_denied", "xrc_srq_unknown",
+                "vlan_mismatch"]
 
 
 def parse_error_names():
@@ -100,7 +102,8 @@ def parse_error_names():
 PARSE_DROPS = parse_error_names()
 # Drops on the fabric side that come after the (host, pqpn) lookup.
 FABRIC_ATTRIBUTED = {"spoofed_source", "type_mismatch", "mr_unknown", "mr_out_of_bounds",
-                     "mr_access_denied", "message_denied", "acl_denied", "revoked", "xrc_srq_unknown"}
+                     "mr_access_denied", "message_denied", "acl_denied", "revoked", "xrc_srq_unknown",
+                     "vlan_mismatch"}
 ALL_DROPS = PARSE_DROPS + SWITCH_DROPS
 
 
@@ -378,8 +381,10 @@ class Model:
             le = self.ep(snd["tenant"], snd["vip"])
             eth_dst, eth_src, out = le["mac"], self.ports[le["port"]]["mac"], le["port"]
             src, dst, dqpn = rcv["vip"], snd["vip"], snd["vqpn"]
-        # The request's tags, by TCI; the builder writes 0x88a8 outside when there are two.
-        vl = [(0x8100, vid, prio) for _, vid, prio in f.vlans]
+        # The tags of the requester's side (vlan_tags()): under "keep" the request's,
+        # by TCI; the builder writes 0x88a8 outside when there are two.
+        vl = [(0x8100, vid, prio) for _, vid, prio in
+              self.vlan_tags(self.vlan_policy(snd["tenant"], out), f.vlans, f.tos >> 2)]
         if len(vl) == 2:
             vl[0] = (0x88a8,) + vl[0][1:]
         n = F(eth_dst=eth_dst, eth_src=eth_src, vlans=vl, src=src, dst=dst,
@@ -396,11 +401,66 @@ class Model:
             return e.reason
         return None
 
+    def vlan_policy(self, tenant, port):
+        """
+        The "vlan" policy of @tenant's frames on @port: on an uplink the
+        tenant's own if it has one, else the port's ("keep" when absent);
+        "vni" as "tagged" with the tenant's vni.
+        """
+        p = self.ports[port]
+        pol = self.tenants[tenant].get("vlan") if p["role"] == "uplink" else None
+        pol = dict(pol or p.get("vlan") or {"mode": "keep"})
+        if pol["mode"] == "vni":
+            pol.update(mode="tagged", vid=self.tenants[tenant]["vni"])
+        return pol
+
+    @staticmethod
+    def vlan_accepts(pol, vlans):
+        """Whether a side of policy @pol takes a frame with @vlans [(tpid, vid, prio)]."""
+        if pol["mode"] == "untagged":
+            return not vlans or (len(vlans) == 1 and vlans[0][0] == 0x8100 and vlans[0][1] == 0)
+        if pol["mode"] == "tagged":
+            return len(vlans) == 1 and vlans[0][0] == 0x8100 and vlans[0][1] == pol["vid"]
+        return True
+
+    @staticmethod
+    def vlan_tags(pol, vlans, dscp):
+        """The tags a frame that arrived with @vlans leaves a side of policy @pol with."""
+        if pol["mode"] == "untagged":
+            return []
+        if pol["mode"] == "tagged":
+            prio = dscp >> 3 if pol.get("pcp", "dscp") == "dscp" else (vlans[0][2] if vlans else 0)
+            return [(0x8100, pol["vid"], prio)]
+        return list(vlans)
+
     def forward(self, in_port, f):
         """
-        The frame @f (arriving on @in_port) as it must leave: returns
-        (frame, out port, kind, translated, tenant) where kind is egress,
-        ingress or hairpin.
+        _forward() with the VLAN policies: the frame must carry the tags of
+        the side it arrives on (a fabric frame once its QP is known), and
+        leaves with those of the side it goes to.  A frame a removed tag
+        leaves under 60 bytes is padded with zeros.
+        """
+        if in_port != self.uplink["name"]:
+            t = self.port_tenant(in_port)
+        else:
+            q = self.fabric.get((ip_norm(f.dst), f.dqpn))
+            t = q["tenant"] if q else None
+        if t and not self.vlan_accepts(self.vlan_policy(t, in_port), f.vlans):
+            raise Drop("vlan_mismatch")
+        o, out, kind, done, tenant = self._forward(in_port, f)
+        pol = self.vlan_policy(tenant, out)
+        if pol["mode"] != "keep":
+            o.vlans = self.vlan_tags(pol, f.vlans, f.tos >> 2)
+            n = len(f.build()[0]) - len(f.l2pad) + 4 * (len(o.vlans) - len(f.vlans))
+            if n + len(o.l2pad) < ETH_MIN:
+                o.l2pad = bytes(o.l2pad) + bytes(ETH_MIN - n - len(o.l2pad))
+        return o, out, kind, done, tenant
+
+    def _forward(self, in_port, f):
+        """
+        The frame @f (arriving on @in_port) as it must leave, tags aside:
+        returns (frame, out port, kind, translated, tenant) where kind is
+        egress, ingress or hairpin.
         """
         o = f.copy()
         ud = (f.opcode & 0xe0) == 0x60
@@ -513,7 +573,7 @@ class Scenario:
         fr, src = f.build()
         o, out, kind, done, tenant = self.m.forward(port, f)
         ofr, _ = o.build()
-        assert len(ofr) == len(fr)
+        assert len(ofr) == len(fr) + 4 * (len(o.vlans) - len(f.vlans)) + len(o.l2pad) - len(f.l2pad)
         idx = self._input(port, fr, src, "forward to %s (%s)" % (out, kind), note)
         self.events.append((port, f, note, idx, None))
         self.outputs[out].append({
@@ -1809,8 +1869,9 @@ def main():
         if fn.endswith((".pcap", ".json")):
             os.unlink(os.path.join(DATA, fn))
     import gen_xrc
+    from gen_vlan import vlan_scenarios
     scenarios = (two_tenant_scenarios() + ipv6_scenarios() + ud_scenarios() + ibta15_scenarios()
-                 + ipv6_ibta15_scenarios() + nak_scenarios() + gen_xrc.xrc_scenarios())
+                 + ipv6_ibta15_scenarios() + nak_scenarios() + gen_xrc.xrc_scenarios() + vlan_scenarios())
     names = [s.name for s in scenarios]
     assert len(set(names)) == len(names)
     tot = [0, 0, 0, 0, 0]
