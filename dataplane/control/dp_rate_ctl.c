@@ -135,35 +135,27 @@ sync_free(struct dp_rate_sync *s)
 	free(s);
 }
 
+/* A shaper's item handed back at exit: counted as a shutdown drop, freed. */
+static void
+fini_drop(const struct shaper_out *o, void *arg)
+{
+	struct rte_mbuf *m = (struct rte_mbuf *)(uintptr_t)o->cookie;
+	uint16_t l = (uint16_t)(uintptr_t)arg;
+
+	dp.lcores[l].stats.drops[DP_DROP_SHUTDOWN]++;
+	dp.lcores[l].tenant_stats[meta_of(m)->tenant].drops++;
+	rte_pktmbuf_free(m);
+}
+
 void
 dp_rate_fini(void)
 {
 	for (uint16_t l = 0; l < dp.n_lcores; l++) {
 		struct dp_rate_lcore *r = &dp.lcores[l].rate;
-		struct shaper_out out[DP_BURST];
-		unsigned n;
 
-		/*
-		 * What the shapers still hold goes back to the pool, counted.  One
-		 * instant releases only what the tenant buckets and the connections'
-		 * pacing allow at that instant, so each round is an hour later.
-		 */
-		for (int s = 0; s < 2; s++) {
-			struct shaper *sh = s ? r->sh2 : r->sh;
-			uint64_t now = UINT64_MAX / 2, hour = rte_get_tsc_hz() * 3600;
-			struct shaper_stats st;
-
-			for (uint32_t round = 0; sh && (shaper_stats(sh, &st), st.items_used) && round <= st.items;
-			     round++, now += hour)
-				while ((n = shaper_dequeue(sh, now, out, DP_BURST)) > 0)
-					for (unsigned i = 0; i < n; i++) {
-						struct rte_mbuf *m = (struct rte_mbuf *)(uintptr_t)out[i].cookie;
-
-						dp.lcores[l].stats.drops[DP_DROP_SHUTDOWN]++;
-						dp.lcores[l].tenant_stats[meta_of(m)->tenant].drops++;
-						rte_pktmbuf_free(m);
-					}
-		}
+		/* What the shapers still hold goes back to the pool, counted. */
+		shaper_flush(r->sh, rte_get_tsc_cycles(), fini_drop, (void *)(uintptr_t)l);
+		shaper_flush(r->sh2, rte_get_tsc_cycles(), fini_drop, (void *)(uintptr_t)l);
 		rte_free(r->sh);
 		rte_free(r->sh2);
 		rte_free(r->tenants);
