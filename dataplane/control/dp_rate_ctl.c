@@ -113,12 +113,13 @@ dp_rate_init(const struct dp_rate_opts *o)
 		r->sh2 = shaper_make(conns, o->queue_mbufs, UINT32_MAX / 2, socket);
 		r->tenants = rte_zmalloc_socket("tenant_rate", sizeof(*r->tenants) * DP_MAX_TENANTS,
 						RTE_CACHE_LINE_SIZE, socket);
-		r->max_timers = o->max_conns;
+		r->max_timers = o->max_conns + DP_UD_NP_SLOTS;
 		r->timers = rte_malloc_socket("cnp_timers", sizeof(*r->timers) * r->max_timers, 0, socket);
+		r->ud_np = rte_zmalloc_socket("ud_np", sizeof(*r->ud_np) * DP_UD_NP_SLOTS, RTE_CACHE_LINE_SIZE, socket);
 		snprintf(name, sizeof(name), "roce_cc_%u", l);
 		r->cc_ring = rte_ring_create(name, CC_RING_SIZE, socket, RING_F_SC_DEQ);
 		r->rnd = rte_rdtsc() | 1;
-		if (!r->sh || !r->sh2 || !r->tenants || !r->timers || !r->cc_ring)
+		if (!r->sh || !r->sh2 || !r->tenants || !r->timers || !r->ud_np || !r->cc_ring)
 			return -1;
 	}
 	return 0;
@@ -160,6 +161,7 @@ dp_rate_fini(void)
 		rte_free(r->sh2);
 		rte_free(r->tenants);
 		rte_free(r->timers);
+		rte_free(r->ud_np);
 		rte_ring_free(r->cc_ring);
 		memset(r, 0, sizeof(*r));
 	}
