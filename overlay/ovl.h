@@ -92,6 +92,13 @@ struct ovl_rewrite {
 	 */
 	uint16_t udp_sport;
 	uint32_t flow_label;
+	/*
+	 * The IP version of the frames it takes when that is not ip_ver (an
+	 * IPv4 vip on an IPv6 host, or the reverse): the IP header is replaced
+	 * by one of ip_ver and the ICRC recomputed in full (docs/wire.md).  0:
+	 * the same version, the differences above hold.
+	 */
+	uint8_t xlate_from;
 };
 
 struct ovl_tenant {

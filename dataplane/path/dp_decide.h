@@ -70,7 +70,8 @@ transport_ok(uint8_t opcode, uint8_t qp_type)
  * enforce, passes untranslated.  dp_mr_apply() (stage 4) writes the noted
  * translation and adds its change to the ICRC difference @d.
  */
-enum dp_drop dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p);
+enum dp_drop dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, unsigned vip_len,
+			 struct dp_pkt *p);
 
 /*
  * A SEND with Invalidate names an R_Key of the receiver, the owner: as
@@ -78,7 +79,8 @@ enum dp_drop dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *ow
  * owner; under mr_check "enforce" a key the owner never registered is
  * mr_unknown).  Checked on every packet that carries an IETH.
  */
-enum dp_drop dp_inv_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p);
+enum dp_drop dp_inv_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, unsigned vip_len,
+			  struct dp_pkt *p);
 
 /* Stage 4: write what the checks noted (p->xl) and add the changes to the ICRC difference @d. */
 void dp_xl_apply(struct dp_pkt *p, struct roce_icrc_delta *d);

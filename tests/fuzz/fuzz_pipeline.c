@@ -10,11 +10,13 @@
  * tenants sharing vIPs), examples/pipeline-ud.json (UD, a gateway host, two
  * ports of one tenant), examples/pipeline-ipv6.json (IPv6, RC, UD, MR) and
  * tests/isolation/dual-stack.json (IPv4 and IPv6 identities of the same
- * tenants on one host, a tenant with mr_check off).  One forwarding lcore
- * structure with its per-tenant counters.
+ * tenants on one host, a tenant with mr_check off), and
+ * examples/pipeline-xlate-v4v6.json and pipeline-xlate-v6v4.json (IPv4 vIPs
+ * on IPv6 hosts and the reverse: the IP header is translated).  One
+ * forwarding lcore structure with its per-tenant counters.
  *
  * Input format (all of it is fuzzed):
- *   byte 0            which configuration (modulo 4)
+ *   byte 0            which configuration (modulo 6)
  *   then records      flags (1 byte), length (2 bytes, little endian), frame
  *     flags bits 0-3  the port the frame arrives on (modulo the port count,
  *                     configuration order): an uplink goes through
@@ -32,7 +34,8 @@
  *     existing port (a tenant frame goes to an uplink or, hairpinned, to a
  *     port of the same tenant, maybe its own; a fabric frame goes to a
  *     tenant port);
- *   - a forwarded frame has its length, re-parses with roce_parse() on the
+ *   - a forwarded frame has its length (20 bytes more or less, padded to
+ *     60, when its IP version was translated), re-parses with roce_parse() on the
  *     configured UDP port, keeps its ICRC valid if it arrived valid (and
  *     invalid if it arrived invalid: the switch must not launder a corrupted
  *     frame), keeps a valid IPv4 header checksum valid, and has a zero or a
@@ -78,7 +81,7 @@ __ubsan_default_options(void)
 #define FUZZ_SRCDIR "."
 #endif
 
-#define N_CONFIGS 4
+#define N_CONFIGS 6
 #define MBUF_DATA 8192u /* a frame longer than this arrives as a chain */
 
 static const char *const config_files[N_CONFIGS] = {
@@ -86,6 +89,8 @@ static const char *const config_files[N_CONFIGS] = {
 	FUZZ_SRCDIR "/examples/pipeline-ud.json",
 	FUZZ_SRCDIR "/examples/pipeline-ipv6.json",
 	FUZZ_SRCDIR "/tests/isolation/dual-stack.json",
+	FUZZ_SRCDIR "/examples/pipeline-xlate-v4v6.json",
+	FUZZ_SRCDIR "/examples/pipeline-xlate-v6v4.json",
 };
 
 static struct {
@@ -299,6 +304,20 @@ sent_for_own(const struct ovl *o, uint32_t tenant, const uint8_t *data, const st
 	return to;
 }
 
+/*
+ * The length of frame @in once its IP header is of the other version: 20
+ * bytes more (to IPv6) or 40 minus the IPv4 header's length less (to IPv4),
+ * padded to 60.
+ */
+static bool
+xlate_len_ok(const struct roce_pkt *in, uint32_t out_len)
+{
+	uint32_t hl = (uint32_t)(in->l4_off - in->l3_off);
+	uint32_t n = in->frame_len - hl + (in->ip_ver == 4 ? 40 : 20);
+
+	return out_len == (n < 60 ? 60 : n);
+}
+
 static void
 one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len, uint8_t flags,
 	  uint32_t mark)
@@ -337,14 +356,15 @@ one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len
 
 	const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 
-	CHECK(m->nb_segs == 1 && m->pkt_len == len, "forwarded a chain, or changed the length (%u -> %u)", len,
-	      m->pkt_len);
 	CHECK(parsed, "forwarded a frame that does not parse (port %u)", port);
+	CHECK(m->nb_segs == 1 && (m->pkt_len == len || xlate_len_ok(&in, m->pkt_len)),
+	      "forwarded a chain, or changed the length (%u -> %u)", len, m->pkt_len);
 	CHECK(out_port < o->n_ports, "out port %u for in port %u", out_port, port);
-	CHECK(roce_parse(data, len, o->udp_port, &out) == ROCE_OK, "the output does not parse");
+	CHECK(roce_parse(data, m->pkt_len, o->udp_port, &out) == ROCE_OK, "the output does not parse");
+	CHECK(m->pkt_len == len || out.ip_ver != in.ip_ver, "changed the length without a translation");
 	CHECK(roce_icrc_verify(data, &out) == icrc_in, "ICRC %s on the way", icrc_in ? "broken" : "repaired");
-	if (ip_in)
-		CHECK(ipv4_header_ok(data, &out), "IPv4 header checksum broken on the way");
+	if (out.ip_ver == 4 && (ip_in || in.ip_ver == 6))
+		CHECK(ipv4_header_ok(data, &out), "IPv4 header checksum broken on the way, or wrong when made");
 	CHECK((data[out.l4_off + 6] == 0 && data[out.l4_off + 7] == 0) == udp_in_zero,
 	      "UDP checksum zero-ness changed");
 	if (!udp_in_zero)

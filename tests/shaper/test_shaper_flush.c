@@ -12,6 +12,8 @@
 
 #include <CUnit/Basic.h>
 
+#include "cu_run.h"
+
 #include "shaper.h"
 #include "sim.h"
 
@@ -214,7 +216,6 @@ int
 main(void)
 {
 	CU_pSuite s;
-	unsigned int fails;
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
@@ -222,9 +223,5 @@ main(void)
 	CU_add_test(s, "every held item handed back once, counted", test_flush_hands_back_all);
 	CU_add_test(s, "usable after a flush, pacing kept", test_flush_then_reuse);
 	CU_add_test(s, "backpressure released", test_flush_backpressure);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return cu_run_all();
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """
-The notification point for UD: a CE-marked UD frame from the fabric is
+The notification point for UD senders and for translated connections.
+
+UD: a CE-marked UD frame from the fabric is
 answered with a CNP to its sender, as an RNIC answers one (IBTA Annex
 A17.9.2, rxe): DestQP the sending QP, which for UD is the DETH's source
 QPN as the fabric carries it (the sender's pqpn), from the address the
@@ -20,12 +22,20 @@ Run 3, IPv6 (examples/ipv6.json, green UD 40 pqpn 4098 and 41 pqpn 8194 on
 fd00::2): one CNP over IPv6, fd00::1 -> fd00::2, DestQP 8194; its ICRC is
 checked with the project's zlib ICRC (scapy 2.5 has none for IPv6).
 
+Runs 4 and 5, translated connections: IPv4 vips on IPv6 hosts
+(examples/pipeline-xlate-v4v6.json) and IPv6 vips on IPv4 hosts
+(pipeline-xlate-v6v4.json), DCQCN on with ce_to_tenant "keep".  A CE-marked
+RC SEND Only from the fabric, in the hosts' version, gets a CNP in the
+hosts' version to the sender's host and pqpn 8193; the frame reaches the
+tenant in the vips' version still marked CE (the mark crosses the
+translation), and an unmarked ECT(0) one stays ECT(0).
+
 The frames are built by scapy; the CNPs are decoded by scapy (opcode 0x81,
 BECN, DestQP, addresses, tags) and their ICRC checked by scapy (IPv4) and by
 tests/gen/roce_layers.py icrc_zlib (both versions); tshark decodes the
 DestQP of every CNP too.
 
-Usage: /usr/bin/python3 tests/cnp/test_cnp_ud.py BUILD_DIR
+Usage: /usr/bin/python3 tests/cnp/test_cnp_np.py BUILD_DIR
 Ends with "N passed, M failed".
 """
 import json
@@ -160,7 +170,51 @@ def main():
               "(v6) CNP over IPv6 from fd00::1 to fd00::2, DestQP 8194", p.summary())
         check(icrc_zlib(raw) == icrc_found(raw), "(v6) ICRC valid (zlib)")
     check(len(delivered) == 1, "(v6) the UD frame reaches green's QP 40", len(delivered))
+    xlate(build, work)
     return check.finish(work, False)
+
+
+def rc_frame(src, dst, dqpn, psn, ce, v6):
+    """An RC SEND Only from the fabric (ECT(0), or CE), ICRC computed."""
+    ecn = 3 if ce else 2
+    ip = IPv6(src=src, dst=dst, tc=ecn, hlim=64) if v6 else IP(src=src, dst=dst, tos=ecn, flags="DF", ttl=64)
+    p = (Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01") / ip / UDP(sport=0xc456, dport=4791, chksum=0) /
+         BTH(opcode=0x04, dqpn=dqpn, psn=psn, pkey=0xffff) / Raw(b"xl" * 16) / Raw(b"\0\0\0\0"))
+    return with_icrc(bytes(p))
+
+
+def xlate(build, work):
+    """CE marks and CNPs across IPv4 <-> IPv6 translation (runs 4 and 5)."""
+    cases = [("v4-over-v6", "pipeline-xlate-v4v6.json", True, ("fd00::2", "fd00::1"), ("192.168.1.20", "192.168.1.10")),
+             ("v6-over-v4", "pipeline-xlate-v6v4.json", False, ("10.0.0.2", "10.0.0.1"), ("fd00:1::20", "fd00:1::10"))]
+    for name, cfg, v6_hosts, (rhost, lhost), (rvip, lvip) in cases:
+        doc = json.load(open(os.path.join(ROOT, "examples", cfg)))
+        doc["dcqcn"] = {"enabled": True, "profile": "nvidia", "ce_to_tenant": "keep",
+                        "params": {"min_time_between_cnps": 0}}
+        frames = [rc_frame(rhost, lhost, 4097, 700, True, v6_hosts), rc_frame(rhost, lhost, 4097, 701, False, v6_hosts)]
+        summary, cnps, delivered, _ = run(build, work, name, doc, frames, 1)
+        check(summary is not None and summary["cnp_sent"] == 1, "(%s) one CNP for the CE mark" % name,
+              summary and summary["cnp_sent"])
+        L3 = IPv6 if v6_hosts else IP
+        for p in cnps:
+            raw = bytes(p)
+            check(L3 in p and (p[L3].src, p[L3].dst) == (lhost, rhost) and BTH in p and p[BTH].opcode == 0x81 and
+                  p[BTH].dqpn == 8193, "(%s) the CNP in the hosts' version, %s -> %s, DestQP 8193" % (name, lhost, rhost),
+                  p.summary())
+            check(icrc_zlib(raw) == icrc_found(raw) and (v6_hosts or icrc_scapy(raw) == icrc_found(raw)),
+                  "(%s) CNP ICRC valid" % name)
+        check(len(cnps) == 1, "(%s) one CNP on the fabric" % name, len(cnps))
+        V3 = IP if v6_hosts else IPv6
+        got = [Ether(bytes(f)) for f in delivered]
+        ecn = [(p[IP].tos & 3) if IP in p else (p[IPv6].tc & 3) for p in got if V3 in p]
+        check(len(got) == 2 and all(V3 in p and (p[V3].src, p[V3].dst) == (rvip, lvip) and p[BTH].dqpn == 17
+                                    for p in got),
+              "(%s) both frames reach the tenant in the vips' version, %s -> %s, qp 17" % (name, rvip, lvip),
+              [p.summary() for p in got])
+        check(ecn == [3, 2], "(%s) the CE mark crosses the translation, ECT(0) stays ECT(0)" % name, ecn)
+        check(all(icrc_zlib(bytes(f)) == icrc_found(bytes(f)) for f in delivered) and
+              all(icrc_scapy(bytes(f)) == icrc_found(bytes(f)) for f in delivered if v6_hosts),
+              "(%s) delivered frames' ICRC valid" % name)
 
 
 if __name__ == "__main__":
