@@ -253,7 +253,6 @@ struct dp_ud_np {
 	uint8_t alen;         /* 0: a free slot */
 	uint8_t host[16];     /* the sender's host */
 	uint8_t local[16];    /* this host's address the marked frame came to: the CNP's source */
-	uint32_t slot;        /* tenant slot */
 };
 
 /* Rate control of one lcore (dp_rate.h): its shaper and DCQCN roles. */

@@ -70,7 +70,6 @@ dp_cc_ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const 
 		e->pqpn = r->pqpn;
 		memcpy(e->host, re->host.b, alen);
 	}
-	e->slot = slot;
 	memcpy(e->local, l3 + (v6 ? 24 : 16), alen);
 	sport = (uint16_t)(data[pkt->l4_off] << 8 | data[pkt->l4_off + 1]);
 	was_pending = e->np.pending;
