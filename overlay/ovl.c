@@ -77,6 +77,39 @@ layout(uint8_t ver)
 	return (struct ip_layout){ .src = 12, .dst = 16, .len = 4, .bth = 28 };
 }
 
+/* An option-less IP header of @src's version from @src to @dst, UDP, every per-packet field zero. */
+static unsigned
+ip_base(uint8_t *h, const struct ovl_ip *src, const struct ovl_ip *dst, bool out)
+{
+	struct ip_layout lo = layout(src->ver);
+
+	memset(h, 0, 40);
+	memcpy(h + lo.src, src->b, lo.len);
+	memcpy(h + lo.dst, dst->b, lo.len);
+	if (src->ver == 6) {
+		h[0] = 0x60;
+		h[6] = 17;
+		return 40;
+	}
+	h[0] = 0x45;
+	h[9] = 17;
+	/* The switch's own IPv4 headers have DF set, a constant (path/dp_xlate.c). */
+	if (out)
+		h[6] = 0x40;
+	return 20;
+}
+
+/* ovl_rewrite.xlate_crc of a translation from @old_src -> @old_dst to @new_src -> @new_dst. */
+static uint32_t
+xlate_crc_init(const struct ovl_ip *old_src, const struct ovl_ip *old_dst, const struct ovl_ip *new_src,
+	       const struct ovl_ip *new_dst)
+{
+	uint8_t a[40], b[40];
+	unsigned al = ip_base(a, old_src, old_dst, false), bl = ip_base(b, new_src, new_dst, true);
+
+	return roce_icrc_ip_swap(0, a, al, old_src->ver, b, bl, new_src->ver, 0);
+}
+
 /*
  * Precompute the constant parts of a rename: addresses @old_src/@old_dst to
  * @new_src/@new_dst and DestQP @old_qpn to @new_qpn.
@@ -98,6 +131,7 @@ rewrite_init(struct ovl_rewrite *rw, const struct ovl_ip *old_src, const struct 
 		/* A new IP header: nothing of the old one's differences applies. */
 		rw->xlate_from = old_src->ver;
 		rw->changes_icrc = true;
+		rw->xlate_crc = xlate_crc_init(old_src, old_dst, new_src, new_dst);
 		return;
 	}
 	rw->changes_icrc = !(ip_eq(old_src, new_src) && ip_eq(old_dst, new_dst) && old_qpn == new_qpn);

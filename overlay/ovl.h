@@ -99,6 +99,13 @@ struct ovl_rewrite {
 	 * the same version, the differences above hold.
 	 */
 	uint8_t xlate_from;
+	/*
+	 * With xlate_from: the difference of the ICRC's CRC registers after the
+	 * two masked IP headers (option-less), their per-packet fields (lengths,
+	 * IPv4 identification and flags) zero: the per-packet part is added to
+	 * it (roce_icrc_ip_swap() explains the sum).
+	 */
+	uint32_t xlate_crc;
 };
 
 struct ovl_tenant {

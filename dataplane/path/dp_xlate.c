@@ -87,6 +87,34 @@ ip_resize(struct rte_mbuf *m, uint8_t *data, uint16_t l2, unsigned old_hl, unsig
 	return (uint8_t *)rte_pktmbuf_adj(m, (uint16_t)(old_hl - new_hl));
 }
 
+/* The CRC of a header's per-packet bytes [off, off + n) against zeros, carried to the header's end @hl. */
+static inline uint32_t
+var_crc(const uint8_t *h, unsigned off, unsigned n, unsigned hl)
+{
+	return roce_crc32_shift(roce_crc32_update(0, h + off, n), hl - off - n);
+}
+
+/*
+ * The ICRC with the new IP header: the template's difference of the two
+ * headers' CRC registers (ovl_rewrite.xlate_crc, every per-packet field
+ * zero) plus the per-packet fields of both (the lengths; the tenant's IPv4
+ * identification and flags), carried over the rest of the frame.  An IPv4
+ * header with options takes the whole roce_icrc_ip_swap().
+ */
+static uint32_t
+icrc_swap(const struct ovl_rewrite *rw, uint32_t icrc, const uint8_t *old_ip, unsigned old_hl, uint8_t old_ver,
+	  const uint8_t *new_ip, unsigned new_hl, uint32_t rest)
+{
+	uint32_t d;
+
+	if (unlikely(old_hl != (old_ver == 6 ? IPV6_HL : IPV4_HL)))
+		return roce_icrc_ip_swap(icrc, old_ip, old_hl, old_ver, new_ip, new_hl, rw->ip_ver, rest);
+	d = rw->xlate_crc;
+	d ^= old_ver == 6 ? var_crc(old_ip, 4, 2, IPV6_HL) : var_crc(old_ip, 2, 6, IPV4_HL);
+	d ^= rw->ip_ver == 6 ? var_crc(new_ip, 4, 2, IPV6_HL) : var_crc(new_ip, 2, 2, IPV4_HL);
+	return icrc ^ roce_crc32_shift(d, rest);
+}
+
 bool
 dp_xlate_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_translated)
 {
@@ -137,7 +165,7 @@ dp_xlate_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_tran
 	data[l2 - 2] = rw->ip_ver == 6 ? 0x86 : 0x08;
 	data[l2 - 1] = rw->ip_ver == 6 ? 0xdd : 0x00;
 	memcpy(data, rw->eth, 12);
-	icrc = roce_icrc_ip_swap(icrc, old_ip, old_hl, old_ver, data + l2, new_hl, rw->ip_ver, rest);
+	icrc = icrc_swap(rw, icrc, old_ip, old_hl, old_ver, data + l2, new_hl, rest);
 
 	p->data = data;
 	pkt->ip_ver = rw->ip_ver;
