@@ -227,7 +227,6 @@ check_srqs(struct cfg_dl *d, const struct cfg *c, const uint32_t *back)
 static void
 finish_endpoints(struct cfg_dl *d, struct cfg *c, const uint32_t *tmap, struct cfg_htab *ep_idx)
 {
-	char ips[CFG_IP_STRLEN];
 	uint32_t *back;
 
 	c->endpoints = compact(d, CFG_DK_ENDPOINTS, &c->n_endpoints, &back);
@@ -252,9 +251,6 @@ finish_endpoints(struct cfg_dl *d, struct cfg *c, const uint32_t *tmap, struct c
 					       "port \"%.64s\" belongs to tenant \"%.64s\", not \"%.64s\"", pt->name,
 					       d->s.tenants[pt->tenant].name, d->s.tenants[e->tenant].name);
 		}
-		if (e->vip.ver != e->host.ver)
-			cfg_dl_rec_err(d, CFG_DK_ENDPOINTS, back[i], "host", "%s is not of the IP version of "
-				       "the vip", cfg_ip_str(&e->host, ips));
 		e->tenant = (int)tmap[e->tenant];
 
 		struct key3 k = { e->tenant, &e->vip, 0 };

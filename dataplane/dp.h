@@ -237,6 +237,26 @@ struct dp_cnp_timer {
 	uint8_t host[16];
 };
 
+/* A timer's `conn` when it is a UD sender's deferred CNP; its `state` is the dp_ud_np slot. */
+#define DP_CNP_TIMER_UD UINT32_MAX
+
+/*
+ * The notification point of one UD sender QP, known by its fabric key (its
+ * host and pqpn): a UD QP has no connection, so the CNP pacing of the
+ * senders whose CE-marked frames this lcore received is kept in a small
+ * direct-mapped table (DP_UD_NP_SLOTS); a sender that takes another's slot
+ * starts with no CNP sent.  Written and read by the owning lcore only.
+ */
+#define DP_UD_NP_SLOTS 1024
+struct dp_ud_np {
+	struct dcqcn_np np;
+	struct dcqcn_counters ctr;
+	uint32_t pqpn;        /* the sender's */
+	uint8_t alen;         /* 0: a free slot */
+	uint8_t host[16];     /* the sender's host */
+	uint8_t local[16];    /* this host's address the marked frame came to: the CNP's source */
+};
+
 /* Rate control of one lcore (dp_rate.h): its shaper and DCQCN roles. */
 struct dp_rate_lcore {
 	struct shaper *sh;                /* stage 1, or the only stage; NULL: no shaping */
@@ -254,6 +274,7 @@ struct dp_rate_lcore {
 	struct rte_ring *cc_ring;         /* CNPs for connections this lcore paces, from other lcores */
 	struct dp_cnp_timer *timers;      /* deferred CNPs: a binary heap on due */
 	uint32_t n_timers, max_timers;
+	struct dp_ud_np *ud_np;           /* [DP_UD_NP_SLOTS]: UD senders' NP state */
 	/* CNPs built during this burst, sent after it. */
 	uint16_t n_cnp;
 	struct rte_mbuf *cnp[DP_BURST];

@@ -139,6 +139,15 @@ bool dp_cc_ingress(struct dp_lcore *lc, const struct ovl *o, uint32_t ci, uint8_
 		   const struct roce_pkt *pkt);
 
 /*
+ * DCQCN's notification point on a UD frame from the fabric whose sender is
+ * the remote UD QP @r, before its rename: a CE mark is answered with a CNP
+ * to @r, paced per sender QP (path/dp_cc_ud.c), and cleared unless the
+ * tenant keeps CE marks.
+ */
+void dp_cc_ud_ingress(struct dp_lcore *lc, const struct ovl *o, uint8_t *data, const struct roce_pkt *pkt,
+		      const struct ovl_qp *r);
+
+/*
  * Telemetry: the shaper figures of tenant @t (both stages; *cp_queued: what
  * waits in stage 2, the congestion point's queue) and of connection @ci.
  */

@@ -148,4 +148,18 @@ void dp_cc_rp_cnp(struct dp_lcore *lc, uint32_t slot, uint32_t id);
 /* Deferred CNPs whose window ended (dp_cc.c). */
 void dp_cc_timers_run(struct dp_lcore *lc);
 
+/*
+ * The notification point's CNP (dp_cc.c): built from @spec to DestQP @dqpn
+ * with the tenant's CNP DSCP and priority, queued for port @port after the
+ * burst, counted in cnp_sent.  False when no room or mbuf was left.
+ */
+bool dp_cc_cnp_emit(struct dp_lcore *lc, const struct dp_tenant_rate *tr, const struct roce_frame_spec *spec,
+		    uint32_t dqpn, uint16_t port);
+
+/* A deferred CNP: into the lcore's heap of timers (dp_cc.c). */
+void dp_cc_timer_push(struct dp_rate_lcore *r, struct dp_cnp_timer t);
+
+/* A deferred CNP of a UD sender came due (dp_cc_ud.c). */
+void dp_cc_ud_timer(struct dp_lcore *lc, const struct dp_cnp_timer *t);
+
 #endif /* DP_RATE_INT_H */

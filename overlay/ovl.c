@@ -77,6 +77,39 @@ layout(uint8_t ver)
 	return (struct ip_layout){ .src = 12, .dst = 16, .len = 4, .bth = 28 };
 }
 
+/* An option-less IP header of @src's version from @src to @dst, UDP, every per-packet field zero. */
+static unsigned
+ip_base(uint8_t *h, const struct ovl_ip *src, const struct ovl_ip *dst, bool out)
+{
+	struct ip_layout lo = layout(src->ver);
+
+	memset(h, 0, 40);
+	memcpy(h + lo.src, src->b, lo.len);
+	memcpy(h + lo.dst, dst->b, lo.len);
+	if (src->ver == 6) {
+		h[0] = 0x60;
+		h[6] = 17;
+		return 40;
+	}
+	h[0] = 0x45;
+	h[9] = 17;
+	/* The switch's own IPv4 headers have DF set, a constant (path/dp_xlate.c). */
+	if (out)
+		h[6] = 0x40;
+	return 20;
+}
+
+/* ovl_rewrite.xlate_crc of a translation from @old_src -> @old_dst to @new_src -> @new_dst. */
+static uint32_t
+xlate_crc_init(const struct ovl_ip *old_src, const struct ovl_ip *old_dst, const struct ovl_ip *new_src,
+	       const struct ovl_ip *new_dst)
+{
+	uint8_t a[40], b[40];
+	unsigned al = ip_base(a, old_src, old_dst, false), bl = ip_base(b, new_src, new_dst, true);
+
+	return roce_icrc_ip_swap(0, a, al, old_src->ver, b, bl, new_src->ver, 0);
+}
+
 /*
  * Precompute the constant parts of a rename: addresses @old_src/@old_dst to
  * @new_src/@new_dst and DestQP @old_qpn to @new_qpn.
@@ -94,6 +127,13 @@ rewrite_init(struct ovl_rewrite *rw, const struct ovl_ip *old_src, const struct 
 	memcpy(rw->src_ip, new_src->b, lo.len);
 	memcpy(rw->dst_ip, new_dst->b, lo.len);
 	rw->dqpn = new_qpn;
+	if (old_src->ver != new_src->ver) {
+		/* A new IP header: nothing of the old one's differences applies. */
+		rw->xlate_from = old_src->ver;
+		rw->changes_icrc = true;
+		rw->xlate_crc = xlate_crc_init(old_src, old_dst, new_src, new_dst);
+		return;
+	}
 	rw->changes_icrc = !(ip_eq(old_src, new_src) && ip_eq(old_dst, new_dst) && old_qpn == new_qpn);
 
 	memcpy(a + lo.src, old_src->b, lo.len);
@@ -128,6 +168,14 @@ ecmp_init(struct ovl_rewrite *rw, uint32_t lp, uint32_t rp)
 	h ^= h >> 13;
 	rw->udp_sport = (uint16_t)(0xc000u | (h & 0x3fffu));
 	rw->flow_label = (h >> 12) & 0xfffffu;
+}
+
+/* The IPv6 flow label of ecmp_init(), the UDP source port left as the sender's. */
+static void
+xlate_flow_init(struct ovl_rewrite *rw, uint32_t lp, uint32_t rp)
+{
+	ecmp_init(rw, lp, rp);
+	rw->udp_sport = 0;
 }
 
 static const uint8_t *
@@ -251,8 +299,6 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		ovl_ip_from_cfg(&e->vip, &ce->vip);
 		ovl_ip_from_cfg(&e->host, &ce->host);
 		e->local = ovl_host_index(o, e->host.b, ip_len(&e->host)) >= 0;
-		if (e->vip.ver != e->host.ver)
-			FAIL("endpoints[%u]: a vip and host of different IP versions is not supported", i);
 		if (e->local && ce->port < 0)
 			FAIL("endpoints[%u].port: the endpoint is on this host (%s) but names no port", i,
 			     c->ports[o->host_port[ovl_host_index(o, e->host.b, ip_len(&e->host))]].name);
@@ -317,6 +363,10 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 
 		if (le->vip.ver != re->vip.ver)
 			FAIL("qps[%u].peer: the peer's vip is of another IP version", i);
+		/* The fabric frame has one IP version from host to host. */
+		if (!r->local && le->host.ver != re->host.ver)
+			FAIL("qps[%u].peer: the peer's host is IPv%u and this endpoint's host IPv%u: no frame goes "
+			     "between them", i, re->host.ver, le->host.ver);
 		l->conn = o->n_conns;
 		cn = &o->conns[o->n_conns++];
 		cn->tenant = l->tenant;
@@ -333,6 +383,8 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 
 		/* Ingress: the fabric view (R's host to L's host, L's pqpn) to L's view. */
 		rewrite_init(&cn->ingress, &re->host, &le->host, l->pqpn, &re->vip, &le->vip, l->vqpn);
+		if (cn->ingress.xlate_from == 4)
+			xlate_flow_init(&cn->ingress, l->pqpn, r->pqpn);
 		memcpy(cn->ingress.eth, le->eth, 12);
 		cn->ingress.port = le->port;
 
@@ -345,6 +397,9 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 			rewrite_init(&cn->egress, &le->vip, &re->vip, r->vqpn, &le->host, &re->host, r->pqpn);
 		if (!r->local && c->ecmp.udp_sport == CFG_SPORT_QPN)
 			ecmp_init(&cn->egress, l->pqpn, r->pqpn);
+		else if (cn->egress.xlate_from == 4)
+			/* An IPv4 frame has no flow label to keep: the connection's own. */
+			xlate_flow_init(&cn->egress, l->pqpn, r->pqpn);
 		memcpy(cn->egress.eth, re->eth, 12);
 		cn->egress.port = re->out_port;
 		/* L's frames are found by their destination, R. */
@@ -363,6 +418,9 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 
 		if (q->type != CFG_QP_UD)
 			continue;
+		if (e->vip.ver != e->host.ver)
+			FAIL("qps[%u].type: a UD QP on an endpoint whose vip and host are of different IP versions "
+			     "is not supported", i);
 		k = ovl_key_make(e->vip.b, ip_len(&e->vip), q->tenant, q->vqpn);
 		if (table_insert(&o->by_tenant, &k, OVL_V_QP | i) != OVL_NONE)
 			FAIL("qps[%u]: duplicate vqpn", i);

@@ -96,6 +96,20 @@ struct ovl_rewrite {
 	 */
 	uint16_t udp_sport;
 	uint32_t flow_label;
+	/*
+	 * The IP version of the frames it takes when that is not ip_ver (an
+	 * IPv4 vip on an IPv6 host, or the reverse): the IP header is replaced
+	 * by one of ip_ver and the ICRC recomputed in full (docs/wire.md).  0:
+	 * the same version, the differences above hold.
+	 */
+	uint8_t xlate_from;
+	/*
+	 * With xlate_from: the difference of the ICRC's CRC registers after the
+	 * two masked IP headers (option-less), their per-packet fields (lengths,
+	 * IPv4 identification and flags) zero: the per-packet part is added to
+	 * it (roce_icrc_ip_swap() explains the sum).
+	 */
+	uint32_t xlate_crc;
 };
 
 struct ovl_tenant {

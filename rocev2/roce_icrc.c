@@ -114,6 +114,21 @@ roce_crc32_shift_long(uint32_t reg, uint32_t n)
 /* Runs shorter than this continue the table CRC; longer ones use crc_impl. */
 #define ICRC_FAST_MIN 64u
 
+/* The variant fields of the IP header @h of version @ver set to ones. */
+static void
+ip_mask(uint8_t *h, uint8_t ver)
+{
+	if (ver == 4) {
+		h[1] = 0xff;          /* TOS */
+		h[8] = 0xff;          /* TTL */
+		h[10] = h[11] = 0xff; /* header checksum */
+	} else {
+		h[0] |= 0x0f;         /* traffic class, flow label */
+		h[1] = h[2] = h[3] = 0xff;
+		h[7] = 0xff;          /* hop limit */
+	}
+}
+
 uint32_t
 roce_icrc_compute(const uint8_t *frame, const struct roce_pkt *pkt)
 {
@@ -125,15 +140,7 @@ roce_icrc_compute(const uint8_t *frame, const struct roce_pkt *pkt)
 	uint32_t reg;
 
 	memcpy(hdr, frame + pkt->l3_off, hlen);
-	if (pkt->ip_ver == 4) {
-		hdr[1] = 0xff;          /* TOS */
-		hdr[8] = 0xff;          /* TTL */
-		hdr[10] = hdr[11] = 0xff; /* header checksum */
-	} else {
-		hdr[0] |= 0x0f;         /* traffic class, flow label */
-		hdr[1] = hdr[2] = hdr[3] = 0xff;
-		hdr[7] = 0xff;          /* hop limit */
-	}
+	ip_mask(hdr, pkt->ip_ver);
 	hdr[ip_len + 6] = hdr[ip_len + 7] = 0xff; /* UDP checksum */
 	hdr[ip_len + 8 + 4] = 0xff;               /* FECN, BECN, reserved */
 
@@ -176,4 +183,38 @@ roce_icrc_update(uint32_t icrc, uint32_t off, const void *old, const void *new_b
 	roce_icrc_delta_init(&d);
 	roce_icrc_delta_add(&d, off, old, new_bytes, len);
 	return roce_icrc_delta_apply(&d, icrc, icrc_off);
+}
+
+/*
+ * The ICRC of a frame whose IP header was replaced by one of the other IP
+ * version (IPv4 <-> IPv6), from the ICRC it had.
+ *
+ * The ICRC runs over 8 bytes of 0xFF, the masked IP header, then the rest R
+ * (UDP header to the end of the payload).  After the IP header the CRC
+ * register is r_old or r_new; R, the same bytes in both frames, maps a
+ * register r to x^(8|R|) * r ^ c(R) mod P.  So the two ICRCs differ by
+ * x^(8|R|) * (r_old ^ r_new), whatever R holds: the new ICRC is exact when
+ * the old one was, and wrong by the same error when it was not, so a
+ * corrupted frame stays detectably corrupted.  The cost is two CRCs of a
+ * header and one shift, not a pass over the payload.
+ */
+
+/* The CRC register after 8 bytes of 0xFF and the masked IP header @ip of version @ver. */
+static uint32_t
+ip_reg(const uint8_t *ip, unsigned len, uint8_t ver)
+{
+	uint8_t h[60];
+
+	memcpy(h, ip, len);
+	ip_mask(h, ver);
+	return roce_crc32_update(icrc_seed, h, len);
+}
+
+uint32_t
+roce_icrc_ip_swap(uint32_t icrc, const uint8_t *old_ip, unsigned old_len, uint8_t old_ver,
+		  const uint8_t *new_ip, unsigned new_len, uint8_t new_ver, uint32_t rest)
+{
+	uint32_t d = ip_reg(old_ip, old_len, old_ver) ^ ip_reg(new_ip, new_len, new_ver);
+
+	return icrc ^ roce_crc32_shift(d, rest);
 }

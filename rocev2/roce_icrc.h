@@ -166,6 +166,17 @@ roce_icrc_delta_apply(const struct roce_icrc_delta *d, uint32_t icrc, uint32_t i
 }
 
 /*
+ * The ICRC after the IP header was replaced by another, maybe of the other
+ * version (IPv4 <-> IPv6, roce_icrc.c): @icrc the frame's ICRC with
+ * the old header @old_ip (@old_len bytes, version @old_ver), @rest the bytes
+ * from the end of the IP header to the ICRC, the same in both frames.  Exact
+ * when @icrc was; an ICRC that was wrong stays wrong.  Headers up to 60
+ * bytes (IPv4 options).
+ */
+uint32_t roce_icrc_ip_swap(uint32_t icrc, const uint8_t *old_ip, unsigned old_len, uint8_t old_ver,
+			   const uint8_t *new_ip, unsigned new_len, uint8_t new_ver, uint32_t rest);
+
+/*
  * Rewrite helpers for the keys a switch translates.  Each writes the new
  * value into the frame and adds the change to @d, so that one
  * roce_icrc_delta_apply() at the end seals every change of the frame.  They

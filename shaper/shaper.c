@@ -219,9 +219,6 @@ shaper_init(void *mem, size_t len, const struct shaper_params *p, uint64_t now)
 		c->link = SHAPER_NIL;
 		c->next_ts = now;
 	}
-	for (uint32_t i = 0; i < p->n_items; i++)
-		sh->items[i].next = i + 1 < p->n_items ? i + 1 : SHAPER_NIL;
-	sh->free_item = 0;
 	for (uint32_t i = 0; i < p->n_tenants; i++)
 		tenant_reset(sh, &sh->tenants[i], now);
 	sh->active_head = SHAPER_NIL;
@@ -239,17 +236,9 @@ shaper_init(void *mem, size_t len, const struct shaper_params *p, uint64_t now)
 	w->bm1 = (uint64_t *)(base + l.bm1);
 	w->chunks = (struct shw_chunk *)(base + l.chunks);
 	w->nchunks = l.nchunks;
-	for (uint32_t i = 0; i < l.nslots; i++)
-		w->head[i] = SHW_NIL;
-	memset(w->bm0, 0, (l.nslots / 64) * sizeof(uint64_t));
-	memset(w->bm1, 0, ((l.nslots + 4095) / 4096) * sizeof(uint64_t));
-	for (uint32_t i = 0; i < l.nchunks; i++)
-		w->chunks[i].next = i + 1 < l.nchunks ? i + 1 : SHW_NIL;
-	w->free_chunk = 0;
 	sh->fq_chunks = (struct shw_chunk *)(base + l.fq_chunks);
-	for (uint32_t i = 0; i < l.nfq_chunks; i++)
-		sh->fq_chunks[i].next = i + 1 < l.nfq_chunks ? i + 1 : SHW_NIL;
-	sh->fq_free = 0;
+	sh->n_fq_chunks = l.nfq_chunks;
+	shaper_pools_reset(sh);
 
 	/* Catch-up: 20 us or four slots, whichever is longer. */
 	slack_ns = p->conn_slack_ns ? p->conn_slack_ns : 20000;
@@ -534,6 +523,7 @@ shaper_tenant_stats(const struct shaper *sh, uint32_t tenant, uint64_t now,
 	st->charged_bytes = t->charged;
 	memcpy(st->drop_pkts, t->drop_pkts, sizeof(st->drop_pkts));
 	memcpy(st->drop_msgs, t->drop_msgs, sizeof(st->drop_msgs));
+	st->flush_pkts = t->flush_pkts;
 }
 
 void
@@ -545,6 +535,7 @@ shaper_stats(const struct shaper *sh, struct shaper_stats *st)
 	st->items = sh->n_items;
 	st->items_used = sh->items_used;
 	st->drops_detached = sh->drops_unattached;
+	st->flushed = sh->flushed;
 }
 
 void

@@ -154,6 +154,7 @@ struct shaper_tenant_stats {
 	uint64_t charged_bytes;	/* Admitted through the bucket, shaper_charge() included. */
 	uint64_t drop_pkts[SHAPER_DROP_MAX];	/* Refused packets by reason. */
 	uint64_t drop_msgs[SHAPER_DROP_MAX];	/* Refused messages by reason. */
+	uint64_t flush_pkts;	/* Handed back by shaper_flush(). */
 };
 
 /* A connection's telemetry (/roce/connections). */
@@ -172,6 +173,7 @@ struct shaper_stats {
 	uint32_t items;		/* Pool capacity. */
 	uint32_t items_used;	/* Items queued now. */
 	uint64_t drops_detached; /* Refused: no such connection, or not attached. */
+	uint64_t flushed;	/* Items handed back by shaper_flush(). */
 };
 
 struct shaper;
@@ -283,6 +285,22 @@ void shaper_prefetch(const struct shaper *sh, uint32_t conn);
  */
 unsigned int shaper_dequeue(struct shaper *sh, uint64_t now,
 	struct shaper_out *out, unsigned int max);
+
+/* Called by shaper_flush() with each item it hands back. */
+typedef void (*shaper_flush_fn)(const struct shaper_out *out, void *arg);
+
+/*
+ * Hand back every held item without sending it and without moving time:
+ * `fn` gets each one once (conn_queued is what that connection still held
+ * behind it), and the instance is left empty and usable, every pacing time,
+ * bucket and message state as if the flushed packets had never been
+ * offered (a message cut short is closed).  For the caller's exit or a
+ * port that went away: the caller frees the cookies.  `now` only closes a
+ * tenant's backpressure period.  Returns the number of items handed back,
+ * also added to shaper_stats.flushed and each tenant's flush_pkts.
+ */
+uint64_t shaper_flush(struct shaper *sh, uint64_t now, shaper_flush_fn fn,
+	void *arg);
 
 /*
  * The earliest time at which shaper_dequeue() may return something: `now`

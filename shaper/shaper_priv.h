@@ -170,6 +170,7 @@ struct shaper_tenant {
 	uint64_t charged;
 	uint64_t drop_pkts[SHAPER_DROP_MAX];
 	uint64_t drop_msgs[SHAPER_DROP_MAX];
+	uint64_t flush_pkts;	/* Handed back by shaper_flush(). */
 };
 
 struct shaper {
@@ -198,6 +199,8 @@ struct shaper {
 	/* Chunks of the tenants' fair calendars (their own pool). */
 	struct shw_chunk *fq_chunks;
 	uint32_t fq_free;
+	uint32_t n_fq_chunks;
+	uint64_t flushed;	/* Items handed back by shaper_flush(). */
 
 	uint64_t drops_unattached;
 	void *alloc;		/* Set by shaper_create(). */
@@ -261,5 +264,11 @@ conn_tx_set(struct shaper_conn *c, unsigned int tx)
  */
 double shaper_ewma_fold(const struct shaper *sh, const struct shaper_tenant *t,
 	uint64_t now, bool *valid);
+
+/*
+ * Every item, wheel chunk and fair-calendar chunk free, every wheel slot
+ * empty (shaper_flush.c): the pools as shaper_init() leaves them.
+ */
+void shaper_pools_reset(struct shaper *sh);
 
 #endif /* SHAPER_PRIV_H */

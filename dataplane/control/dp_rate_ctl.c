@@ -113,12 +113,13 @@ dp_rate_init(const struct dp_rate_opts *o)
 		r->sh2 = shaper_make(conns, o->queue_mbufs, UINT32_MAX / 2, socket);
 		r->tenants = rte_zmalloc_socket("tenant_rate", sizeof(*r->tenants) * DP_MAX_TENANTS,
 						RTE_CACHE_LINE_SIZE, socket);
-		r->max_timers = o->max_conns;
+		r->max_timers = o->max_conns + DP_UD_NP_SLOTS;
 		r->timers = rte_malloc_socket("cnp_timers", sizeof(*r->timers) * r->max_timers, 0, socket);
+		r->ud_np = rte_zmalloc_socket("ud_np", sizeof(*r->ud_np) * DP_UD_NP_SLOTS, RTE_CACHE_LINE_SIZE, socket);
 		snprintf(name, sizeof(name), "roce_cc_%u", l);
 		r->cc_ring = rte_ring_create(name, CC_RING_SIZE, socket, RING_F_SC_DEQ);
 		r->rnd = rte_rdtsc() | 1;
-		if (!r->sh || !r->sh2 || !r->tenants || !r->timers || !r->cc_ring)
+		if (!r->sh || !r->sh2 || !r->tenants || !r->timers || !r->ud_np || !r->cc_ring)
 			return -1;
 	}
 	return 0;
@@ -135,39 +136,32 @@ sync_free(struct dp_rate_sync *s)
 	free(s);
 }
 
+/* A shaper's item handed back at exit: counted as a shutdown drop, freed. */
+static void
+fini_drop(const struct shaper_out *o, void *arg)
+{
+	struct rte_mbuf *m = (struct rte_mbuf *)(uintptr_t)o->cookie;
+	uint16_t l = (uint16_t)(uintptr_t)arg;
+
+	dp.lcores[l].stats.drops[DP_DROP_SHUTDOWN]++;
+	dp.lcores[l].tenant_stats[meta_of(m)->tenant].drops++;
+	rte_pktmbuf_free(m);
+}
+
 void
 dp_rate_fini(void)
 {
 	for (uint16_t l = 0; l < dp.n_lcores; l++) {
 		struct dp_rate_lcore *r = &dp.lcores[l].rate;
-		struct shaper_out out[DP_BURST];
-		unsigned n;
 
-		/*
-		 * What the shapers still hold goes back to the pool, counted.  One
-		 * instant releases only what the tenant buckets and the connections'
-		 * pacing allow at that instant, so each round is an hour later.
-		 */
-		for (int s = 0; s < 2; s++) {
-			struct shaper *sh = s ? r->sh2 : r->sh;
-			uint64_t now = UINT64_MAX / 2, hour = rte_get_tsc_hz() * 3600;
-			struct shaper_stats st;
-
-			for (uint32_t round = 0; sh && (shaper_stats(sh, &st), st.items_used) && round <= st.items;
-			     round++, now += hour)
-				while ((n = shaper_dequeue(sh, now, out, DP_BURST)) > 0)
-					for (unsigned i = 0; i < n; i++) {
-						struct rte_mbuf *m = (struct rte_mbuf *)(uintptr_t)out[i].cookie;
-
-						dp.lcores[l].stats.drops[DP_DROP_SHUTDOWN]++;
-						dp.lcores[l].tenant_stats[meta_of(m)->tenant].drops++;
-						rte_pktmbuf_free(m);
-					}
-		}
+		/* What the shapers still hold goes back to the pool, counted. */
+		shaper_flush(r->sh, rte_get_tsc_cycles(), fini_drop, (void *)(uintptr_t)l);
+		shaper_flush(r->sh2, rte_get_tsc_cycles(), fini_drop, (void *)(uintptr_t)l);
 		rte_free(r->sh);
 		rte_free(r->sh2);
 		rte_free(r->tenants);
 		rte_free(r->timers);
+		rte_free(r->ud_np);
 		rte_ring_free(r->cc_ring);
 		memset(r, 0, sizeof(*r));
 	}

@@ -30,12 +30,35 @@ dp_cc_rp_cnp(struct dp_lcore *lc, uint32_t slot, uint32_t id)
 
 /* ---- DCQCN: notification point ---- */
 
+bool
+dp_cc_cnp_emit(struct dp_lcore *lc, const struct dp_tenant_rate *tr, const struct roce_frame_spec *spec,
+	       uint32_t dqpn, uint16_t port)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	struct rte_mbuf *m;
+	size_t len;
+
+	if (r->n_cnp == DP_BURST || (m = rte_pktmbuf_alloc(dp.pool)) == NULL)
+		return false;
+	len = roce_build_cnp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), spec, dqpn,
+			     tr->prof.cnp_dscp, tr->prof.cnp_802p_prio);
+	if (!len) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	r->cnp[r->n_cnp] = m;
+	r->cnp_port[r->n_cnp++] = port;
+	lc->stats.cnp_sent++;
+	return true;
+}
+
 /* A CNP for connection @c to the sender (R's host and pqpn), queued for after the burst. */
 static void
 cnp_send(struct dp_lcore *lc, const struct ovl *o, const struct ovl_conn *c, const struct dp_tenant_rate *tr,
 	 uint16_t sport, uint8_t n_vlan, const uint16_t tci[2])
 {
-	struct dp_rate_lcore *r = &lc->rate;
 	const struct ovl_rewrite *w = &c->egress;
 	struct roce_frame_spec spec = {
 		.ip_ver = w->ip_ver,
@@ -43,33 +66,19 @@ cnp_send(struct dp_lcore *lc, const struct ovl *o, const struct ovl_conn *c, con
 		.udp_sport = sport,
 		.udp_dport = o->udp_port,
 	};
-	struct rte_mbuf *m;
-	size_t len;
 
-	if (r->n_cnp == DP_BURST || (m = rte_pktmbuf_alloc(dp.pool)) == NULL)
-		return;
 	memcpy(spec.dst_mac, w->eth, 6);
 	memcpy(spec.src_mac, w->eth + 6, 6);
 	memcpy(spec.src_ip, w->src_ip, w->addr_len);
 	memcpy(spec.dst_ip, w->dst_ip, w->addr_len);
 	/* The tenant's tags on the fabric; under "keep" the marked frame's (its PCP is cnp_802p_prio). */
 	dp_vlan_spec(o, c->tenant, w->port, n_vlan, tci, tr->prof.cnp_dscp, &spec);
-	len = roce_build_cnp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), &spec, w->dqpn,
-			     tr->prof.cnp_dscp, tr->prof.cnp_802p_prio);
-	if (!len) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	dp_estats_cnp_sent(c->state);
-	m->data_len = (uint16_t)len;
-	m->pkt_len = (uint32_t)len;
-	r->cnp[r->n_cnp] = m;
-	r->cnp_port[r->n_cnp++] = w->port;
-	lc->stats.cnp_sent++;
+	if (dp_cc_cnp_emit(lc, tr, &spec, w->dqpn, w->port))
+		dp_estats_cnp_sent(c->state);
 }
 
-static void
-timer_push(struct dp_rate_lcore *r, struct dp_cnp_timer t)
+void
+dp_cc_timer_push(struct dp_rate_lcore *r, struct dp_cnp_timer t)
 {
 	uint32_t i;
 
@@ -108,6 +117,10 @@ dp_cc_timers_run(struct dp_lcore *lc)
 		const struct ovl *o = lc->ovl;
 
 		timer_pop(r);
+		if (t.conn == DP_CNP_TIMER_UD) {
+			dp_cc_ud_timer(lc, &t);
+			continue;
+		}
 		if (t.ovl != o) {
 			/* A reload since: the connection, if it stayed, under its index in this overlay. */
 			uint32_t v = ovl_lookup_fabric(o, t.host, t.alen, t.pqpn);
@@ -172,7 +185,7 @@ dp_cc_ingress(struct dp_lcore *lc, const struct ovl *o, uint32_t ci, uint8_t *da
 					  .alen = c->egress.addr_len, .pqpn = o->qps[c->l].pqpn };
 
 		memcpy(t.host, c->egress.src_ip, c->egress.addr_len);
-		timer_push(r, t);
+		dp_cc_timer_push(r, t);
 	}
 	if (!tr->ce_keep) {
 		ecn_set(l3, v6, DCQCN_ECN_ECT0);

@@ -17,7 +17,7 @@ mr_header(const struct roce_pkt *pkt, uint8_t *data)
 }
 
 enum dp_drop
-dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p)
+dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, unsigned vip_len, struct dp_pkt *p)
 {
 	const struct roce_pkt *pkt = &p->pkt;
 	uint32_t rkey, access, new_rkey;
@@ -50,7 +50,7 @@ dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, stru
 	} else {
 		return DP_DROP_NONE;
 	}
-	r = ovl_mr_translate(o, tenant, owner_vip, ip_addr_len(pkt), rkey, va, len, access, &new_rkey, &new_va);
+	r = ovl_mr_translate(o, tenant, owner_vip, vip_len, rkey, va, len, access, &new_rkey, &new_va);
 	if (r != OVL_MR_OK) {
 		if (!o->tenants[tenant].mr_enforce)
 			return DP_DROP_NONE;
@@ -64,10 +64,10 @@ dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, stru
 }
 
 enum dp_drop
-dp_inv_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p)
+dp_inv_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, unsigned vip_len, struct dp_pkt *p)
 {
 	const struct roce_ieth *ieth = roce_pkt_ext(&p->pkt, p->data, ROCE_EXT_IETH);
-	uint32_t idx = ovl_lookup_mr(o, tenant, owner_vip, ip_addr_len(&p->pkt), roce_ieth_rkey(ieth));
+	uint32_t idx = ovl_lookup_mr(o, tenant, owner_vip, vip_len, roce_ieth_rkey(ieth));
 
 	if (idx == OVL_NONE)
 		return o->tenants[tenant].mr_enforce ? DP_DROP_MR_UNKNOWN : DP_DROP_NONE;

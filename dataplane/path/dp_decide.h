@@ -76,7 +76,8 @@ transport_ok(uint8_t opcode, uint8_t qp_type)
  * enforce, passes untranslated.  dp_mr_apply() (stage 4) writes the noted
  * translation and adds its change to the ICRC difference @d.
  */
-enum dp_drop dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p);
+enum dp_drop dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, unsigned vip_len,
+			 struct dp_pkt *p);
 
 /*
  * A SEND with Invalidate names an R_Key of the receiver, the owner: as
@@ -84,7 +85,8 @@ enum dp_drop dp_mr_check(const struct ovl *o, uint32_t tenant, const uint8_t *ow
  * owner; under mr_check "enforce" a key the owner never registered is
  * mr_unknown).  Checked on every packet that carries an IETH.
  */
-enum dp_drop dp_inv_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, struct dp_pkt *p);
+enum dp_drop dp_inv_check(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip, unsigned vip_len,
+			  struct dp_pkt *p);
 
 /*
  * An XRC connection's frame (docs/xrc.md): requests go from the initiator to

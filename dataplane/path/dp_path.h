@@ -108,6 +108,15 @@ enum dp_drop dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_
 			  uint32_t qi);
 enum dp_drop dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, uint32_t qi);
 
+/*
+ * Stage 4 for a template that changes the IP version (rw->xlate_from): the
+ * IP header replaced (the mbuf grows or shrinks by 20 bytes, p->data and
+ * p->pkt follow), DestQP, noted translations and ECMP port written, padding
+ * to 60 bytes, the ICRC carried over (path/dp_xlate.c).  False: the mbuf
+ * had no room for it.
+ */
+bool dp_xlate_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_translated);
+
 void dp_tx_flush(struct dp_lcore *lc, uint16_t p, struct dp_txq *q);
 void dp_tx_flush_all(struct dp_lcore *lc, struct dp_txq *tq);
 

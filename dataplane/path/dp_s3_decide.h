@@ -14,19 +14,21 @@ msg_decide(const struct ovl *o, const struct ovl_conn *c, struct dp_dir_state *s
 	   unsigned dir, bool owner, const uint8_t *owner_vip)
 {
 	enum dp_drop verdict = DP_DROP_NONE;
+	/* The owner's vip is in L's view: of the fabric frame's IP version unless the connection translates. */
+	unsigned vlen = dir == OVL_DIR_R2L ? c->ingress.addr_len : ip_addr_len(&p->pkt);
 
 	if (msg_first(&p->pkt)) {
 		if (unlikely(!dp_acl_msg_allowed(c, dir, p->pkt.flags)))
 			verdict = DP_DROP_ACL_DENIED;
 		else if (owner)
-			verdict = dp_mr_check(o, c->tenant, owner_vip, p);
+			verdict = dp_mr_check(o, c->tenant, owner_vip, vlen, p);
 		msg_open(s, &p->pkt, verdict);
 	} else if (p->pkt.flags & ROCE_OPF_REQ) {
 		verdict = msg_continue(s, &p->pkt);
 	}
 	/* The IETH of a SEND with Invalidate rides on its Last or Only packet. */
 	if (unlikely(p->pkt.flags & ROCE_OPF_INV) && owner && verdict == DP_DROP_NONE)
-		verdict = dp_inv_check(o, c->tenant, owner_vip, p);
+		verdict = dp_inv_check(o, c->tenant, owner_vip, vlen, p);
 	return verdict;
 }
 

@@ -53,6 +53,12 @@ rename_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_transl
 {
 	struct roce_icrc_delta d;
 
+	if (unlikely(rw->xlate_from)) {
+		/* Another IP version on the other side: a new IP header, a new ICRC. */
+		if (unlikely(!dp_xlate_frame(p, rw, mr_translated)))
+			p->drop = DP_DROP_NONLINEAR;
+		return;
+	}
 	roce_icrc_delta_init(&d);
 	rewrite_apply(p->data, &p->pkt, rw, &d);
 	if (unlikely(p->xl)) {

@@ -206,6 +206,9 @@ dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, uint32
 	re = &o->endpoints[r->endpoint];
 	if (unlikely(!dp_acl_ud_allowed(&o->tenants[l->tenant], &re->vip, &le->vip)))
 		return DP_DROP_ACL_DENIED;
+	/* DCQCN: a CE mark answered with a CNP to the sender's QP. */
+	if (unlikely(lc->rate.cc_any))
+		dp_cc_ud_ingress(lc, o, data, pkt, r);
 	roce_icrc_delta_init(&d);
 	ud_rename(data, pkt, le->eth, re->vip.b, le->vip.b, l->vqpn, r->vqpn, &d);
 	frame_finish(data, pkt, &d);

@@ -5,19 +5,21 @@
  * Set-up, once (LLVMFuzzerInitialize), as main.c does it: EAL with no
  * devices (--no-huge -m 256 --no-pci, a --file-prefix of our own, no
  * telemetry), the long-run CRC from rte_net_crc, a small mbuf pool, and the
- * overlays of four configurations built and given their stable ids by
+ * overlays of nine configurations built and given their stable ids by
  * dp_config_apply(): examples/two-tenants.json (RC, hairpin, MRs, two
  * tenants sharing vIPs), examples/pipeline-ud.json (UD, a gateway host, two
  * ports of one tenant), examples/pipeline-ipv6.json (IPv6, RC, UD, MR) and
  * tests/isolation/dual-stack.json (IPv4 and IPv6 identities of the same
- * tenants on one host, a tenant with mr_check off) and
+ * tenants on one host, a tenant with mr_check off),
  * examples/pipeline-xrc.json (XRC initiators and targets both ways, a
- * hairpin, SRQs of two tenants on one host, an ACL of type xrc).  One
- * forwarding lcore
- * structure with its per-tenant counters.
+ * hairpin, SRQs of two tenants on one host, an ACL of type xrc),
+ * tests/pipeline/vlan.json and vlan-ipv6.json (VLAN policies), and
+ * examples/pipeline-xlate-v4v6.json and pipeline-xlate-v6v4.json (IPv4 vIPs
+ * on IPv6 hosts and the reverse: the IP header is translated).  One
+ * forwarding lcore structure with its per-tenant counters.
  *
  * Input format (all of it is fuzzed):
- *   byte 0            which configuration (modulo 5)
+ *   byte 0            which configuration (modulo 9)
  *   then records      flags (1 byte), length (2 bytes, little endian), frame
  *     flags bits 0-3  the port the frame arrives on (modulo the port count,
  *                     configuration order): an uplink goes through
@@ -36,8 +38,9 @@
  *     port of the same tenant, maybe its own; a fabric frame goes to a
  *     tenant port);
  *   - a forwarded frame has its length (4 bytes more or fewer per VLAN tag a
- *     policy pushed or popped, and at least 60 once a policy retagged it),
- *     re-parses with roce_parse() on the
+ *     policy pushed or popped, and at least 60 once a policy retagged it;
+ *     20 bytes more or less, padded to 60, when its IP version was
+ *     translated), re-parses with roce_parse() on the
  *     configured UDP port, keeps its ICRC valid if it arrived valid (and
  *     invalid if it arrived invalid: the switch must not launder a corrupted
  *     frame), keeps a valid IPv4 header checksum valid, and has a zero or a
@@ -85,7 +88,7 @@ __ubsan_default_options(void)
 #define FUZZ_SRCDIR "."
 #endif
 
-#define N_CONFIGS 7
+#define N_CONFIGS 9
 #define MBUF_DATA 8192u /* a frame longer than this arrives as a chain */
 
 static const char *const config_files[N_CONFIGS] = {
@@ -97,6 +100,8 @@ static const char *const config_files[N_CONFIGS] = {
 	/* VLAN policies: tags checked, pushed, popped and rewritten; short frames padded. */
 	FUZZ_SRCDIR "/tests/pipeline/vlan.json",
 	FUZZ_SRCDIR "/tests/pipeline/vlan-ipv6.json",
+	FUZZ_SRCDIR "/examples/pipeline-xlate-v4v6.json",
+	FUZZ_SRCDIR "/examples/pipeline-xlate-v6v4.json",
 };
 
 static struct {
@@ -336,6 +341,29 @@ srq_of_own(const struct ovl *o, uint32_t tenant, bool to_fabric, const uint8_t *
 	return false;
 }
 
+/*
+ * The length frame @in of @len bytes leaves with as @out: 4 bytes more or
+ * fewer per VLAN tag a policy pushed or popped (a retagged frame padded to
+ * 60, padding it arrived with kept); when its IP header is of the other
+ * version, 20 bytes more (to IPv6) or 40 minus the IPv4 header's length less
+ * (to IPv4), its padding dropped and the result padded to 60.
+ */
+static bool
+out_len_ok(const struct ovl *o, const struct roce_pkt *in, uint32_t len, const struct roce_pkt *out,
+	   uint32_t out_len)
+{
+	uint32_t tags = 4u * out->n_vlan - 4u * in->n_vlan;
+
+	if (out->ip_ver != in->ip_ver) {
+		uint32_t hl = (uint32_t)(in->l4_off - in->l3_off);
+		uint32_t n = in->frame_len - hl + (in->ip_ver == 4 ? 40 : 20) + tags;
+
+		return out_len == (n < ROCE_ETH_MIN_LEN ? ROCE_ETH_MIN_LEN : n);
+	}
+	return out_len == len + tags ||
+	       (o->vlan_any && len + tags < ROCE_ETH_MIN_LEN && out_len == ROCE_ETH_MIN_LEN);
+}
+
 static void
 one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len, uint8_t flags,
 	  uint32_t mark)
@@ -374,18 +402,16 @@ one_frame(const struct ovl *o, uint16_t port, const uint8_t *frame, uint32_t len
 
 	const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 
-	CHECK(m->nb_segs == 1, "forwarded a chain");
 	CHECK(parsed, "forwarded a frame that does not parse (port %u)", port);
+	CHECK(m->nb_segs == 1, "forwarded a chain");
 	CHECK(out_port < o->n_ports, "out port %u for in port %u", out_port, port);
 	CHECK(roce_parse(data, m->pkt_len, o->udp_port, &out) == ROCE_OK, "the output does not parse");
-	/* The length changes by the tags a VLAN policy pushed or popped; a retagged frame is padded to 60. */
-	uint32_t want = len + 4u * out.n_vlan - 4u * in.n_vlan;
-
-	CHECK(m->pkt_len == want || (o->vlan_any && want < ROCE_ETH_MIN_LEN && m->pkt_len == ROCE_ETH_MIN_LEN),
-	      "changed the length (%u -> %u, tags %u -> %u)", len, m->pkt_len, in.n_vlan, out.n_vlan);
+	/* The length changes by the tags a VLAN policy pushed or popped and by a translated IP header. */
+	CHECK(out_len_ok(o, &in, len, &out, m->pkt_len), "changed the length (%u -> %u, tags %u -> %u, IPv%u -> IPv%u)",
+	      len, m->pkt_len, in.n_vlan, out.n_vlan, in.ip_ver, out.ip_ver);
 	CHECK(roce_icrc_verify(data, &out) == icrc_in, "ICRC %s on the way", icrc_in ? "broken" : "repaired");
-	if (ip_in)
-		CHECK(ipv4_header_ok(data, &out), "IPv4 header checksum broken on the way");
+	if (out.ip_ver == 4 && (ip_in || in.ip_ver == 6))
+		CHECK(ipv4_header_ok(data, &out), "IPv4 header checksum broken on the way, or wrong when made");
 	CHECK((data[out.l4_off + 6] == 0 && data[out.l4_off + 7] == 0) == udp_in_zero,
 	      "UDP checksum zero-ness changed");
 	if (!udp_in_zero)

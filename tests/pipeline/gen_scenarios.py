@@ -194,6 +194,10 @@ class F:
             assert icrc_found(fr) == 0
             fr = fr[:-4] + struct.pack("<I", icrc_zlib(fr))
             src += "  # ICRC: icrc_zlib() (scapy 2.5 leaves IPv6 ICRCs zero)"
+            if self.udp_csum:
+                # scapy summed the UDP datagram with the ICRC still zero.
+                fr = udp6_csum(fr, len(self.vlans))
+                src += ", then the UDP checksum (RFC 8200 8.1)"
         else:
             assert icrc_zlib(fr) == icrc_found(fr), "scapy and zlib ICRCs differ: " + src
             src += "  # ICRC: scapy"
@@ -203,6 +207,22 @@ class F:
             # from the IP length.
             assert icrc_zlib(fr) == icrc_found(fr)
         return fr, src
+
+
+def udp6_csum(fr, n_vlans):
+    """@fr (IPv6, no extension headers) with its UDP checksum computed again (RFC 8200 8.1)."""
+    l3 = 14 + 4 * n_vlans
+    l4 = l3 + 40
+    ulen = struct.unpack("!H", fr[l4 + 4:l4 + 6])[0]
+    dgram = fr[l4:l4 + 6] + b"\0\0" + fr[l4 + 8:l4 + ulen]
+    data = fr[l3 + 8:l3 + 40] + struct.pack("!IxxxB", ulen, 17) + dgram
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    c = ~s & 0xffff or 0xffff
+    return fr[:l4 + 6] + struct.pack("!H", c) + fr[l4 + 8:]
 
 
 # ---------------------------------------------------------------------------
@@ -433,6 +453,32 @@ class Model:
             return [(0x8100, pol["vid"], prio)]
         return list(vlans)
 
+    @staticmethod
+    def xlate(f, o, lq, rq):
+        """
+        An RC/UC frame between vips of one IP version over hosts of the other
+        (docs/wire.md "IPv4 vips over IPv6 hosts"): @o, already readdressed,
+        gets the other version's IP header.  DSCP, ECN and TTL/hop limit carry
+        over; toward IPv6 the flow label is the connection's (the ECMP mix of
+        the local and the remote pqpn, tests/ecmp/test_ecmp.py), toward IPv4
+        id 0 with DF and no options; a zero UDP checksum stays zero (a
+        non-zero one is scapy's over the new pseudo-header); Ethernet padding
+        is what the new length needs to reach 60 bytes, zeros.
+        """
+        if o.ver == f.ver:
+            return
+        if o.ver == 6:
+            h = ((lq["pqpn"] * 0x9e3779b1) & 0xffffffff) ^ ((rq["pqpn"] * 0x85ebca6b) & 0xffffffff)
+            h ^= h >> 15
+            h = (h * 0xc2b2ae35) & 0xffffffff
+            h ^= h >> 13
+            o.fl = (h >> 12) & 0xfffff
+        else:
+            o.ip_id, o.ip_flags, o.fl = 0, "DF", 0
+        o.ip_options = None
+        o.l2pad = b""
+        o.l2pad = bytes(max(0, 60 - len(o.build()[0])))
+
     def forward(self, in_port, f):
         """
         _forward() with the VLAN policies: the frame must carry the tags of
@@ -493,6 +539,8 @@ class Model:
                 o.src, o.dst, o.dqpn = self.host, ip_norm(re_["host"]), r["pqpn"]
                 if ud:
                     o.ext("DETH")["srcqp"] = lq["pqpn"]
+                else:
+                    self.xlate(f, o, lq, r)
                 done = False
             return o, out, kind, done, t
         # Fabric to tenant.
@@ -521,6 +569,7 @@ class Model:
             done = False
         else:
             done = self.translate(t, lq["vip"], o)
+            self.xlate(f, o, lq, r)
         return o, out, "ingress", done, t
 
 
@@ -573,7 +622,10 @@ class Scenario:
         fr, src = f.build()
         o, out, kind, done, tenant = self.m.forward(port, f)
         ofr, _ = o.build()
-        assert len(ofr) == len(fr) + 4 * (len(o.vlans) - len(f.vlans)) + len(o.l2pad) - len(f.l2pad)
+        # Only VLAN policies (4 bytes a tag, padding to 60) and a translation between IPv4 and IPv6
+        # change the length (docs/wire.md).
+        assert (len(ofr) == len(fr) + 4 * (len(o.vlans) - len(f.vlans)) + len(o.l2pad) - len(f.l2pad)
+                or o.ver != f.ver)
         idx = self._input(port, fr, src, "forward to %s (%s)" % (out, kind), note)
         self.events.append((port, f, note, idx, None))
         self.outputs[out].append({
@@ -1870,8 +1922,10 @@ def main():
             os.unlink(os.path.join(DATA, fn))
     import gen_xrc
     from gen_vlan import vlan_scenarios
+    from gen_xlate import xlate_scenarios
     scenarios = (two_tenant_scenarios() + ipv6_scenarios() + ud_scenarios() + ibta15_scenarios()
-                 + ipv6_ibta15_scenarios() + nak_scenarios() + gen_xrc.xrc_scenarios() + vlan_scenarios())
+                 + ipv6_ibta15_scenarios() + nak_scenarios() + gen_xrc.xrc_scenarios() + vlan_scenarios()
+                 + xlate_scenarios())
     names = [s.name for s in scenarios]
     assert len(set(names)) == len(names)
     tot = [0, 0, 0, 0, 0]
