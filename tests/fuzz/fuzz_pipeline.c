@@ -5,7 +5,7 @@
  * Set-up, once (LLVMFuzzerInitialize), as main.c does it: EAL with no
  * devices (--no-huge -m 256 --no-pci, a --file-prefix of our own, no
  * telemetry), the long-run CRC from rte_net_crc, a small mbuf pool, and the
- * overlays of nine configurations built and given their stable ids by
+ * overlays of ten configurations built and given their stable ids by
  * dp_config_apply(): examples/two-tenants.json (RC, hairpin, MRs, two
  * tenants sharing vIPs), examples/pipeline-ud.json (UD, a gateway host, two
  * ports of one tenant), examples/pipeline-ipv6.json (IPv6, RC, UD, MR) and
@@ -15,11 +15,12 @@
  * hairpin, SRQs of two tenants on one host, an ACL of type xrc),
  * tests/pipeline/vlan.json and vlan-ipv6.json (VLAN policies), and
  * examples/pipeline-xlate-v4v6.json and pipeline-xlate-v6v4.json (IPv4 vIPs
- * on IPv6 hosts and the reverse: the IP header is translated).  One
+ * on IPv6 hosts and the reverse: the IP header is translated), and
+ * tests/fuzz/xlate-vlan.json (both at once).  One
  * forwarding lcore structure with its per-tenant counters.
  *
  * Input format (all of it is fuzzed):
- *   byte 0            which configuration (modulo 9)
+ *   byte 0            which configuration (modulo 10)
  *   then records      flags (1 byte), length (2 bytes, little endian), frame
  *     flags bits 0-3  the port the frame arrives on (modulo the port count,
  *                     configuration order): an uplink goes through
@@ -88,7 +89,7 @@ __ubsan_default_options(void)
 #define FUZZ_SRCDIR "."
 #endif
 
-#define N_CONFIGS 9
+#define N_CONFIGS 10
 #define MBUF_DATA 8192u /* a frame longer than this arrives as a chain */
 
 static const char *const config_files[N_CONFIGS] = {
@@ -102,6 +103,8 @@ static const char *const config_files[N_CONFIGS] = {
 	FUZZ_SRCDIR "/tests/pipeline/vlan-ipv6.json",
 	FUZZ_SRCDIR "/examples/pipeline-xlate-v4v6.json",
 	FUZZ_SRCDIR "/examples/pipeline-xlate-v6v4.json",
+	/* A translation and VLAN policies at once. */
+	FUZZ_SRCDIR "/tests/fuzz/xlate-vlan.json",
 };
 
 static struct {
