@@ -33,6 +33,8 @@ static struct {
 	volatile bool interrupt;  /* either: the request in progress is abandoned */
 	pthread_t tid;
 	bool compacted;           /* the watch was cancelled: read everything again */
+	size_t read_events;       /* events of the watch read in progress, not yet applied */
+	double read_t0;           /* when its first message with events was read (mono_s()) */
 } cl;
 
 static double
@@ -185,19 +187,43 @@ apply_time(double t0)
 }
 
 /*
+ * The messages of one watch read are taken into the record map one by one
+ * and applied together when the read ends (@line NULL): one delta, one RCU
+ * grace period, for every event etcd sent at once.
+ */
+static void
+watch_read_end(void)
+{
+	if (!cl.read_events)
+		return;
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	dp_cluster_st.events += cl.read_events;
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+	cl.read_events = 0;
+	dp_cluster_rec_reconcile();
+	apply_time(cl.read_t0);
+}
+
+/*
  * One message of the watch stream: {"result": {"header", "events",
- * "compact_revision", "canceled"}}.  Non-zero ends the stream: etcd
- * cancelled the watch (the gateway keeps the stream open then).
+ * "compact_revision", "canceled"}}, or NULL at the end of a read.  Non-zero
+ * ends the stream: etcd cancelled the watch (the gateway keeps the stream
+ * open then).
  */
 static int
 watch_line(void *arg, char *line)
 {
 	double t0 = mono_s();
-	json_t *o = json_loads(line, 0, NULL), *r, *ev, *cr;
+	json_t *o, *r, *ev, *cr;
 	size_t i, n;
 	int64_t rev;
 
 	RTE_SET_USED(arg);
+	if (!line) {
+		watch_read_end();
+		return 0;
+	}
+	o = json_loads(line, 0, NULL);
 	if (!o)
 		return 0;
 	/* etcd answers the watch's creation at once: it is reachable. */
@@ -220,12 +246,12 @@ watch_line(void *arg, char *line)
 	n = json_array_size(json_object_get(r, "events"));
 	if (n) {
 		pthread_mutex_lock(&dp_cluster_st.lock);
-		dp_cluster_st.events += n;
 		if (rev > dp_cluster_st.revision)
 			dp_cluster_st.revision = rev;
 		pthread_mutex_unlock(&dp_cluster_st.lock);
-		dp_cluster_rec_reconcile();
-		apply_time(t0);
+		if (!cl.read_events)
+			cl.read_t0 = t0;
+		cl.read_events += n;
 	}
 	json_decref(o);
 	return cl.compacted;
@@ -286,6 +312,7 @@ cluster_main(void *arg)
 		free(k);
 		free(end);
 		cl.compacted = false;
+		cl.read_events = 0;
 		/* The watch runs until etcd, the network or dp_cluster_stop() ends it. */
 		if (etcd_post(&cl.w, "/v3/watch", req, NULL, 0, watch_line, NULL) < 0 && !cl.stop)
 			dp_cluster_error("watch: %s", cl.w.err);
@@ -337,6 +364,8 @@ dp_cluster_start(void)
 		return 0;
 	dp_cluster_rec_init(cl.prefix);
 	cl.stop = cl.interrupt = cl.resync = false;
+	if (dp_cluster_txn_start() != 0)
+		return -1;
 	if (rte_ctrl_thread_create(&cl.tid, "roce-etcd", NULL, cluster_main, NULL) != 0)
 		return -1;
 	cl.running = true;
@@ -351,6 +380,7 @@ dp_cluster_stop(void)
 	cl.stop = true;
 	cl.interrupt = true;
 	pthread_join(cl.tid, NULL);
+	dp_cluster_txn_stop();
 	cl.running = false;
 	dp_cluster_rec_free();
 	etcd_conn_free(&cl.w);
