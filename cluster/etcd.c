@@ -145,9 +145,6 @@ on_data(char *p, size_t size, size_t nm, void *arg)
 		b->n -= (size_t)(nl + 1 - b->s);
 		memmove(b->s, nl + 1, b->n + 1);
 	}
-	/* The lines of this read are all given: the receiver may act on them at once. */
-	if (b->on_line && b->on_line(b->arg, NULL))
-		return 0;
 	return n;
 }
 

@@ -20,11 +20,7 @@ struct etcd_conn {
 	char err[768];            /* why the last request failed */
 };
 
-/*
- * Each complete line of a streamed answer, NUL-terminated, then NULL once the
- * complete lines of one read from the member are given (so a receiver can act
- * on all of them at once); non-zero ends the stream.
- */
+/* Each complete line of a streamed answer, NUL-terminated; non-zero ends the stream. */
 typedef int (*etcd_line_fn)(void *arg, char *line);
 
 /*

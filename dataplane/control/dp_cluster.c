@@ -33,9 +33,25 @@ static struct {
 	volatile bool interrupt;  /* either: the request in progress is abandoned */
 	pthread_t tid;
 	bool compacted;           /* the watch was cancelled: read everything again */
-	size_t read_events;       /* events of the watch read in progress, not yet applied */
-	double read_t0;           /* when its first message with events was read (mono_s()) */
-} cl;
+	/*
+	 * Watch messages with events, read and not yet applied: the watch thread
+	 * queues them, the apply thread takes all there are and applies them as
+	 * one delta.  rec_lock serialises the record map (dp_cluster_rec.c)
+	 * between the two; lock order: rec_lock, then q_lock.
+	 */
+	pthread_mutex_t rec_lock, q_lock;
+	pthread_cond_t q_cond;
+	struct wmsg *q_head, **q_tail;
+	bool apply_stop, apply_running;
+	pthread_t apply_tid;
+} cl = { .rec_lock = PTHREAD_MUTEX_INITIALIZER, .q_lock = PTHREAD_MUTEX_INITIALIZER,
+	 .q_cond = PTHREAD_COND_INITIALIZER, .q_tail = &cl.q_head };
+
+struct wmsg {
+	struct wmsg *next;
+	json_t *result;           /* the message's "result" */
+	double t0;                /* when it was read (mono_s()) */
+};
 
 static double
 mono_s(void)
@@ -133,6 +149,22 @@ header_revision(json_t *o)
 	return json_is_string(r) ? strtoll(json_string_value(r), NULL, 10) : 0;
 }
 
+/* Drop the queued watch messages (rec_lock held). */
+static void
+queue_discard(void)
+{
+	struct wmsg *m;
+
+	pthread_mutex_lock(&cl.q_lock);
+	while ((m = cl.q_head)) {
+		cl.q_head = m->next;
+		json_decref(m->result);
+		free(m);
+	}
+	cl.q_tail = &cl.q_head;
+	pthread_mutex_unlock(&cl.q_lock);
+}
+
 /* Read the whole prefix at one revision and reconcile; the revision, or -1. */
 static int64_t
 full_read(void)
@@ -158,6 +190,9 @@ full_read(void)
 		return -1;
 	}
 	rev = header_revision(o);
+	pthread_mutex_lock(&cl.rec_lock);
+	/* What the last watch brought and was not applied yet is older than this read. */
+	queue_discard();
 	dp_cluster_rec_mark();
 	json_array_foreach(json_object_get(o, "kvs"), i, kv)
 		kv_take(kv, false);
@@ -168,10 +203,11 @@ full_read(void)
 	dp_cluster_st.resyncs++;
 	pthread_mutex_unlock(&dp_cluster_st.lock);
 	dp_cluster_rec_reconcile();
+	pthread_mutex_unlock(&cl.rec_lock);
 	return rev;
 }
 
-/* Count one watch message read at @t0 (mono_s()) whose changes are now in force. */
+/* Count one delta of watch messages, the first read at @t0 (mono_s()), now in force. */
 static void
 apply_time(double t0)
 {
@@ -187,43 +223,70 @@ apply_time(double t0)
 }
 
 /*
- * The messages of one watch read are taken into the record map one by one
- * and applied together when the read ends (@line NULL): one delta, one RCU
- * grace period, for every event etcd sent at once.
+ * The apply thread: every watch message queued since it last looked is taken
+ * into the record map and applied as one delta (one RCU grace period), so the
+ * messages that arrive while a delta is being applied are applied together.
  */
-static void
-watch_read_end(void)
+static void *
+apply_main(void *arg)
 {
-	if (!cl.read_events)
-		return;
-	pthread_mutex_lock(&dp_cluster_st.lock);
-	dp_cluster_st.events += cl.read_events;
-	pthread_mutex_unlock(&dp_cluster_st.lock);
-	cl.read_events = 0;
-	dp_cluster_rec_reconcile();
-	apply_time(cl.read_t0);
+	RTE_SET_USED(arg);
+	for (;;) {
+		struct wmsg *m, *next;
+		json_t *ev;
+		size_t i;
+		bool stop;
+
+		pthread_mutex_lock(&cl.q_lock);
+		while (!cl.q_head && !cl.apply_stop)
+			pthread_cond_wait(&cl.q_cond, &cl.q_lock);
+		stop = cl.apply_stop;
+		pthread_mutex_unlock(&cl.q_lock);
+		if (stop)
+			break;
+		pthread_mutex_lock(&cl.rec_lock);
+		pthread_mutex_lock(&cl.q_lock);
+		m = cl.q_head;
+		cl.q_head = NULL;
+		cl.q_tail = &cl.q_head;
+		pthread_mutex_unlock(&cl.q_lock);
+		if (m) {
+			double t0 = m->t0;
+
+			for (; m; m = next) {
+				next = m->next;
+				json_array_foreach(json_object_get(m->result, "events"), i, ev) {
+					const char *type = json_string_value(json_object_get(ev, "type"));
+
+					kv_take(json_object_get(ev, "kv"), type && !strcmp(type, "DELETE"));
+				}
+				json_decref(m->result);
+				free(m);
+			}
+			dp_cluster_rec_reconcile();
+			apply_time(t0);
+		}
+		pthread_mutex_unlock(&cl.rec_lock);
+	}
+	return NULL;
 }
 
 /*
  * One message of the watch stream: {"result": {"header", "events",
- * "compact_revision", "canceled"}}, or NULL at the end of a read.  Non-zero
- * ends the stream: etcd cancelled the watch (the gateway keeps the stream
- * open then).
+ * "compact_revision", "canceled"}}; one with events is queued for the apply
+ * thread.  Non-zero ends the stream: etcd cancelled the watch (the gateway
+ * keeps the stream open then).
  */
 static int
 watch_line(void *arg, char *line)
 {
 	double t0 = mono_s();
-	json_t *o, *r, *ev, *cr;
-	size_t i, n;
+	json_t *o = json_loads(line, 0, NULL), *r, *cr;
+	struct wmsg *m;
+	size_t n;
 	int64_t rev;
 
 	RTE_SET_USED(arg);
-	if (!line) {
-		watch_read_end();
-		return 0;
-	}
-	o = json_loads(line, 0, NULL);
 	if (!o)
 		return 0;
 	/* etcd answers the watch's creation at once: it is reachable. */
@@ -238,20 +301,20 @@ watch_line(void *arg, char *line)
 	    json_is_true(json_object_get(r, "canceled")))
 		cl.compacted = true;
 	rev = header_revision(r);
-	json_array_foreach(json_object_get(r, "events"), i, ev) {
-		const char *type = json_string_value(json_object_get(ev, "type"));
-
-		kv_take(json_object_get(ev, "kv"), type && !strcmp(type, "DELETE"));
-	}
 	n = json_array_size(json_object_get(r, "events"));
-	if (n) {
+	if (n && (m = calloc(1, sizeof(*m)))) {
 		pthread_mutex_lock(&dp_cluster_st.lock);
+		dp_cluster_st.events += n;
 		if (rev > dp_cluster_st.revision)
 			dp_cluster_st.revision = rev;
 		pthread_mutex_unlock(&dp_cluster_st.lock);
-		if (!cl.read_events)
-			cl.read_t0 = t0;
-		cl.read_events += n;
+		m->result = json_incref(r);
+		m->t0 = t0;
+		pthread_mutex_lock(&cl.q_lock);
+		*cl.q_tail = m;
+		cl.q_tail = &m->next;
+		pthread_cond_signal(&cl.q_cond);
+		pthread_mutex_unlock(&cl.q_lock);
 	}
 	json_decref(o);
 	return cl.compacted;
@@ -296,7 +359,9 @@ cluster_main(void *arg)
 		if (cl.resync) {
 			cl.resync = false;
 			cl.interrupt = false;
+			pthread_mutex_lock(&cl.rec_lock);
 			dp_cluster_rec_forget();
+			pthread_mutex_unlock(&cl.rec_lock);
 			rev = -1;
 		}
 		if (rev < 0) {
@@ -312,7 +377,6 @@ cluster_main(void *arg)
 		free(k);
 		free(end);
 		cl.compacted = false;
-		cl.read_events = 0;
 		/* The watch runs until etcd, the network or dp_cluster_stop() ends it. */
 		if (etcd_post(&cl.w, "/v3/watch", req, NULL, 0, watch_line, NULL) < 0 && !cl.stop)
 			dp_cluster_error("watch: %s", cl.w.err);
@@ -364,8 +428,11 @@ dp_cluster_start(void)
 		return 0;
 	dp_cluster_rec_init(cl.prefix);
 	cl.stop = cl.interrupt = cl.resync = false;
-	if (dp_cluster_txn_start() != 0)
+	cl.apply_stop = false;
+	if (dp_cluster_txn_start() != 0 ||
+	    rte_ctrl_thread_create(&cl.apply_tid, "roce-etcd-apply", NULL, apply_main, NULL) != 0)
 		return -1;
+	cl.apply_running = true;
 	if (rte_ctrl_thread_create(&cl.tid, "roce-etcd", NULL, cluster_main, NULL) != 0)
 		return -1;
 	cl.running = true;
@@ -380,6 +447,14 @@ dp_cluster_stop(void)
 	cl.stop = true;
 	cl.interrupt = true;
 	pthread_join(cl.tid, NULL);
+	pthread_mutex_lock(&cl.q_lock);
+	cl.apply_stop = true;
+	pthread_cond_signal(&cl.q_cond);
+	pthread_mutex_unlock(&cl.q_lock);
+	if (cl.apply_running)
+		pthread_join(cl.apply_tid, NULL);
+	cl.apply_running = false;
+	queue_discard();
 	dp_cluster_txn_stop();
 	cl.running = false;
 	dp_cluster_rec_free();

@@ -2,8 +2,10 @@
 /*
  * What the two halves of the etcd follower share: dp_cluster.c talks to
  * etcd, dp_cluster_rec.c keeps the records seen and reconciles them into the
- * running configuration.  Both run on the cluster thread only, except the
- * counters (struct dp_cluster_stats), which telemetry reads under its mutex.
+ * running configuration.  The record map is used by the watch thread (full
+ * reads) and the apply thread (watch messages), one at a time under a lock of
+ * dp_cluster.c; the counters (struct dp_cluster_stats) are read by telemetry
+ * and the transaction thread under their mutex.
  */
 #ifndef DP_CLUSTER_INT_H
 #define DP_CLUSTER_INT_H
