@@ -47,9 +47,10 @@ txn_main(void *arg)
 		if (!tq.head)
 			tq.tail = &tq.head;
 		pthread_mutex_unlock(&tq.lock);
-		if (dp_cluster_txn_put(t->key, t->val, t->mod_rev) == 0) {
+		if (dp_cluster_txn_put(t->key, t->val, t->mod_rev) != 0) {
+			/* Counted when queued: not written after all. */
 			pthread_mutex_lock(&dp_cluster_st.lock);
-			dp_cluster_st.pqpn_allocated++;
+			dp_cluster_st.pqpn_allocated--;
 			pthread_mutex_unlock(&dp_cluster_st.lock);
 		}
 		free(t->key);
@@ -107,6 +108,9 @@ dp_cluster_txn_stop(void)
 	/* What was never sent is dropped: the next start reads etcd again and asks afresh. */
 	while ((t = tq.head)) {
 		tq.head = t->next;
+		pthread_mutex_lock(&dp_cluster_st.lock);
+		dp_cluster_st.pqpn_allocated--;
+		pthread_mutex_unlock(&dp_cluster_st.lock);
 		free(t->key);
 		free(t->val);
 		free(t);
