@@ -4,6 +4,9 @@
 for each frame size, a pcap of tenant-to-fabric frames spread over them.
 
 Usage: /usr/bin/python3 bench/gen_bench.py OUT_DIR [CONNS]
+Connection i's remote vip is 192.168.(1 + i // 250).(1 + i % 250) for the first
+63 750 (as it always was), then 172.16.0.0/12 (see remote_vip()), so up to
+1 063 750 connections, each with a remote endpoint of its own.
 Writes OUT_DIR/bench.json, OUT_DIR/bench-shaped.json (the same with tenant and QP
 caps that never bind) and OUT_DIR/{ack62,write1082,write4154}.pcap; for the
 XRC comparison, OUT_DIR/bench-xrc.json (the same connections as XRC initiators
@@ -24,12 +27,29 @@ LOCAL_MAC = "02:00:00:00:aa:10"
 PORT_MAC = "02:00:00:00:01:01"
 
 
+# The 192.168.0.0/16 scheme ends at 192.168.255.250; the connections beyond take
+# 172.(16 + j // 62500).(1 + j // 250 % 250).(1 + j % 250).  192.168.250.0/24 and up
+# are also bench/run-delta's batch vips, which it moves away at those sizes.
+VIPS_192 = 255 * 250
+MAX_CONNS = VIPS_192 + 16 * 62500
+
+
+def remote_vip(i):
+    """The remote vip of connection i (0 <= i < MAX_CONNS)."""
+    if i < VIPS_192:
+        return "192.168.%d.%d" % (1 + i // 250, 1 + i % 250)
+    j = i - VIPS_192
+    if j >= 16 * 62500:
+        raise ValueError("connection %d: at most %d connections" % (i, MAX_CONNS))
+    return "172.%d.%d.%d" % (16 + j // 62500, 1 + j // 250 % 250, 1 + j % 250)
+
+
 def config(conns, shaped=False, xrc=False):
     qps = []
     endpoints = [{"tenant": "blue", "vip": "192.168.0.10", "host": "10.0.0.1",
                   "port": "vm-blue", "mac": LOCAL_MAC}]
     for i in range(conns):
-        rvip = "192.168.%d.%d" % (1 + i // 250, 1 + i % 250)
+        rvip = remote_vip(i)
         qps.append({"tenant": "blue", "vip": "192.168.0.10", "vqpn": 16 + i, "pqpn": 4096 + i,
                     "type": "rc", "peer": {"vip": rvip, "vqpn": 32}})
         qps.append({"tenant": "blue", "vip": rvip, "vqpn": 32, "pqpn": 8192 + i,
@@ -65,7 +85,7 @@ def config(conns, shaped=False, xrc=False):
 def frames(conns, kind):
     out = []
     for i in range(conns):
-        rvip = "192.168.%d.%d" % (1 + i // 250, 1 + i % 250)
+        rvip = remote_vip(i)
         base = (Ether(src=LOCAL_MAC, dst=PORT_MAC) /
                 IP(src="192.168.0.10", dst=rvip, ttl=64, flags="DF") /
                 UDP(sport=49152 + i, dport=4791, chksum=0))

@@ -33,7 +33,25 @@ static struct {
 	volatile bool interrupt;  /* either: the request in progress is abandoned */
 	pthread_t tid;
 	bool compacted;           /* the watch was cancelled: read everything again */
-} cl;
+	/*
+	 * Watch messages with events, read and not yet applied: the watch thread
+	 * queues them, the apply thread takes all there are and applies them as
+	 * one delta.  rec_lock serialises the record map (dp_cluster_rec.c)
+	 * between the two; lock order: rec_lock, then q_lock.
+	 */
+	pthread_mutex_t rec_lock, q_lock;
+	pthread_cond_t q_cond;
+	struct wmsg *q_head, **q_tail;
+	bool apply_stop, apply_running;
+	pthread_t apply_tid;
+} cl = { .rec_lock = PTHREAD_MUTEX_INITIALIZER, .q_lock = PTHREAD_MUTEX_INITIALIZER,
+	 .q_cond = PTHREAD_COND_INITIALIZER, .q_tail = &cl.q_head };
+
+struct wmsg {
+	struct wmsg *next;
+	json_t *result;           /* the message's "result" */
+	double t0;                /* when it was read (mono_s()) */
+};
 
 static double
 mono_s(void)
@@ -131,6 +149,22 @@ header_revision(json_t *o)
 	return json_is_string(r) ? strtoll(json_string_value(r), NULL, 10) : 0;
 }
 
+/* Drop the queued watch messages (rec_lock held). */
+static void
+queue_discard(void)
+{
+	struct wmsg *m;
+
+	pthread_mutex_lock(&cl.q_lock);
+	while ((m = cl.q_head)) {
+		cl.q_head = m->next;
+		json_decref(m->result);
+		free(m);
+	}
+	cl.q_tail = &cl.q_head;
+	pthread_mutex_unlock(&cl.q_lock);
+}
+
 /* Read the whole prefix at one revision and reconcile; the revision, or -1. */
 static int64_t
 full_read(void)
@@ -156,6 +190,9 @@ full_read(void)
 		return -1;
 	}
 	rev = header_revision(o);
+	pthread_mutex_lock(&cl.rec_lock);
+	/* What the last watch brought and was not applied yet is older than this read. */
+	queue_discard();
 	dp_cluster_rec_mark();
 	json_array_foreach(json_object_get(o, "kvs"), i, kv)
 		kv_take(kv, false);
@@ -166,10 +203,11 @@ full_read(void)
 	dp_cluster_st.resyncs++;
 	pthread_mutex_unlock(&dp_cluster_st.lock);
 	dp_cluster_rec_reconcile();
+	pthread_mutex_unlock(&cl.rec_lock);
 	return rev;
 }
 
-/* Count one watch message read at @t0 (mono_s()) whose changes are now in force. */
+/* Count one delta of watch messages, the first read at @t0 (mono_s()), now in force. */
 static void
 apply_time(double t0)
 {
@@ -185,16 +223,67 @@ apply_time(double t0)
 }
 
 /*
+ * The apply thread: every watch message queued since it last looked is taken
+ * into the record map and applied as one delta (one RCU grace period), so the
+ * messages that arrive while a delta is being applied are applied together.
+ */
+static void *
+apply_main(void *arg)
+{
+	RTE_SET_USED(arg);
+	for (;;) {
+		struct wmsg *m, *next;
+		json_t *ev;
+		size_t i;
+		bool stop;
+
+		pthread_mutex_lock(&cl.q_lock);
+		while (!cl.q_head && !cl.apply_stop)
+			pthread_cond_wait(&cl.q_cond, &cl.q_lock);
+		stop = cl.apply_stop;
+		pthread_mutex_unlock(&cl.q_lock);
+		if (stop)
+			break;
+		pthread_mutex_lock(&cl.rec_lock);
+		pthread_mutex_lock(&cl.q_lock);
+		m = cl.q_head;
+		cl.q_head = NULL;
+		cl.q_tail = &cl.q_head;
+		pthread_mutex_unlock(&cl.q_lock);
+		if (m) {
+			double t0 = m->t0;
+
+			for (; m; m = next) {
+				next = m->next;
+				json_array_foreach(json_object_get(m->result, "events"), i, ev) {
+					const char *type = json_string_value(json_object_get(ev, "type"));
+
+					kv_take(json_object_get(ev, "kv"), type && !strcmp(type, "DELETE"));
+				}
+				json_decref(m->result);
+				free(m);
+			}
+			dp_cluster_rec_reconcile();
+			apply_time(t0);
+		}
+		pthread_mutex_unlock(&cl.rec_lock);
+	}
+	return NULL;
+}
+
+/*
  * One message of the watch stream: {"result": {"header", "events",
- * "compact_revision", "canceled"}}.  Non-zero ends the stream: etcd
- * cancelled the watch (the gateway keeps the stream open then).
+ * "compact_revision", "canceled"}}; one with events is queued for the apply
+ * thread.  Non-zero ends the stream: etcd cancelled the watch (the gateway
+ * keeps the stream open then).
  */
 static int
 watch_line(void *arg, char *line)
 {
 	double t0 = mono_s();
-	json_t *o = json_loads(line, 0, NULL), *r, *ev, *cr;
-	size_t i, n;
+	json_t *o = json_loads(line, 0, NULL), *r, *cr;
+	struct wmsg *m;
+	size_t n;
 	int64_t rev;
 
 	RTE_SET_USED(arg);
@@ -212,20 +301,20 @@ watch_line(void *arg, char *line)
 	    json_is_true(json_object_get(r, "canceled")))
 		cl.compacted = true;
 	rev = header_revision(r);
-	json_array_foreach(json_object_get(r, "events"), i, ev) {
-		const char *type = json_string_value(json_object_get(ev, "type"));
-
-		kv_take(json_object_get(ev, "kv"), type && !strcmp(type, "DELETE"));
-	}
 	n = json_array_size(json_object_get(r, "events"));
-	if (n) {
+	if (n && (m = calloc(1, sizeof(*m)))) {
 		pthread_mutex_lock(&dp_cluster_st.lock);
 		dp_cluster_st.events += n;
 		if (rev > dp_cluster_st.revision)
 			dp_cluster_st.revision = rev;
 		pthread_mutex_unlock(&dp_cluster_st.lock);
-		dp_cluster_rec_reconcile();
-		apply_time(t0);
+		m->result = json_incref(r);
+		m->t0 = t0;
+		pthread_mutex_lock(&cl.q_lock);
+		*cl.q_tail = m;
+		cl.q_tail = &m->next;
+		pthread_cond_signal(&cl.q_cond);
+		pthread_mutex_unlock(&cl.q_lock);
 	}
 	json_decref(o);
 	return cl.compacted;
@@ -270,7 +359,9 @@ cluster_main(void *arg)
 		if (cl.resync) {
 			cl.resync = false;
 			cl.interrupt = false;
+			pthread_mutex_lock(&cl.rec_lock);
 			dp_cluster_rec_forget();
+			pthread_mutex_unlock(&cl.rec_lock);
 			rev = -1;
 		}
 		if (rev < 0) {
@@ -337,6 +428,11 @@ dp_cluster_start(void)
 		return 0;
 	dp_cluster_rec_init(cl.prefix);
 	cl.stop = cl.interrupt = cl.resync = false;
+	cl.apply_stop = false;
+	if (dp_cluster_txn_start() != 0 ||
+	    rte_ctrl_thread_create(&cl.apply_tid, "roce-etcd-apply", NULL, apply_main, NULL) != 0)
+		return -1;
+	cl.apply_running = true;
 	if (rte_ctrl_thread_create(&cl.tid, "roce-etcd", NULL, cluster_main, NULL) != 0)
 		return -1;
 	cl.running = true;
@@ -351,6 +447,15 @@ dp_cluster_stop(void)
 	cl.stop = true;
 	cl.interrupt = true;
 	pthread_join(cl.tid, NULL);
+	pthread_mutex_lock(&cl.q_lock);
+	cl.apply_stop = true;
+	pthread_cond_signal(&cl.q_cond);
+	pthread_mutex_unlock(&cl.q_lock);
+	if (cl.apply_running)
+		pthread_join(cl.apply_tid, NULL);
+	cl.apply_running = false;
+	queue_discard();
+	dp_cluster_txn_stop();
 	cl.running = false;
 	dp_cluster_rec_free();
 	etcd_conn_free(&cl.w);

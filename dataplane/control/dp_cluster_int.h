@@ -2,8 +2,10 @@
 /*
  * What the two halves of the etcd follower share: dp_cluster.c talks to
  * etcd, dp_cluster_rec.c keeps the records seen and reconciles them into the
- * running configuration.  Both run on the cluster thread only, except the
- * counters (struct dp_cluster_stats), which telemetry reads under its mutex.
+ * running configuration.  The record map is used by the watch thread (full
+ * reads) and the apply thread (watch messages), one at a time under a lock of
+ * dp_cluster.c; the counters (struct dp_cluster_stats) are read by telemetry
+ * and the transaction thread under their mutex.
  */
 #ifndef DP_CLUSTER_INT_H
 #define DP_CLUSTER_INT_H
@@ -46,11 +48,15 @@ void dp_cluster_rec_mark(void);
 void dp_cluster_rec_sweep(void);
 /* The running configuration holds none of the records any more (a file reload replaced them). */
 void dp_cluster_rec_forget(void);
-/* Apply what changed as deltas; may ask for pqpns through dp_cluster_txn_put(). */
+/* Apply what changed as deltas; may ask for pqpns through dp_cluster_txn_queue(). */
 void dp_cluster_rec_reconcile(void);
 
 /* Put @val at @key if its mod revision is still @mod_rev; 0 when it was written. */
 int dp_cluster_txn_put(const char *key, const char *val, int64_t mod_rev);
+/* The same, sent later by the transaction thread (dp_cluster_txn.c); -1 when out of memory. */
+int dp_cluster_txn_queue(const char *key, const char *val, int64_t mod_rev);
+int dp_cluster_txn_start(void);
+void dp_cluster_txn_stop(void);
 
 /* Base64 (etcd's JSON gateway carries keys and values so). The result is malloc'ed. */
 char *dp_b64_enc(const char *s, size_t n);

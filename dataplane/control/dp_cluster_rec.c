@@ -346,7 +346,11 @@ pqpn_allocate(struct rec *r)
 
 	json_object_set_new(v, "pqpn", json_integer(pq));
 	text = json_dumps(v, JSON_COMPACT);
-	if (text && dp_cluster_txn_put(r->key, text, r->mod_rev) == 0) {
+	/*
+	 * Sent by the transaction thread; held as used from now on (pqpn_free()),
+	 * and counted now, before etcd can hold it (the thread takes back a failure).
+	 */
+	if (text && dp_cluster_txn_queue(r->key, text, r->mod_rev) == 0) {
 		r->pqpn_asked = pq;
 		pthread_mutex_lock(&dp_cluster_st.lock);
 		dp_cluster_st.pqpn_allocated++;
