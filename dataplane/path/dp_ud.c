@@ -47,6 +47,21 @@ ud_rename(uint8_t *data, const struct roce_pkt *pkt, const uint8_t *eth, const u
  * address: an endpoint of the tenant on this port, with its MAC.  It leaves
  * like the UD frames of that endpoint, without a DETH to rename.
  */
+/* A tenant's frame forwarded toward @local (a hairpin) or the fabric, @len bytes. */
+static inline void
+count_egress(struct dp_lcore *lc, struct dp_tenant_stats *ts, uint32_t len, bool local)
+{
+	ts->egress_pkts++;
+	ts->egress_bytes += len;
+	if (local) {
+		ts->ingress_pkts++;
+		ts->ingress_bytes += len;
+		lc->stats.fwd_hairpin++;
+	} else {
+		lc->stats.fwd_egress++;
+	}
+}
+
 static enum dp_drop
 ud_cnp_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct dp_pkt *p,
 	      const struct ovl_qp *r, const struct ovl_endpoint *re)
@@ -72,15 +87,7 @@ ud_cnp_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct
 	if (!dp_vlan_out(o, r->tenant, re->out_port, p))
 		return DP_DROP_TX_FAILED;
 	p->out = re->out_port;
-	ts->egress_pkts++;
-	ts->egress_bytes += len;
-	if (r->local) {
-		ts->ingress_pkts++;
-		ts->ingress_bytes += len;
-		lc->stats.fwd_hairpin++;
-	} else {
-		lc->stats.fwd_egress++;
-	}
+	count_egress(lc, ts, len, r->local);
 	lc->stats.cnp_forwarded++;
 	return DP_DROP_NONE;
 }
@@ -166,15 +173,7 @@ dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct 
 	/* A tenant's UD frames share one shaper queue: dp_rate.h. */
 	dp_rate_note(lc, &p->note, dp.conn_cap + slot, slot, p->data, pkt, r->local);
 
-	ts->egress_pkts++;
-	ts->egress_bytes += len;
-	if (r->local) {
-		ts->ingress_pkts++;
-		ts->ingress_bytes += len;
-		lc->stats.fwd_hairpin++;
-	} else {
-		lc->stats.fwd_egress++;
-	}
+	count_egress(lc, ts, len, r->local);
 	return DP_DROP_NONE;
 }
 
