@@ -296,6 +296,24 @@ roce_parse_fast(const uint8_t *frame, uint32_t len, uint16_t udp_port, struct ro
 	return roce_parse_bth(frame, 14 + ROCE_IPV4_HDR_MIN + ROCE_UDP_HDR_LEN, end, pkt);
 }
 
+/*
+ * The offsets of @pkt once @delta bytes were inserted (or, negative,
+ * removed) at offset @at of its frame: every header that starts past @at
+ * moves, and the frame's length with them.
+ */
+static inline void
+roce_pkt_shift(struct roce_pkt *pkt, uint32_t at, int delta)
+{
+	if (pkt->l3_off > at)
+		pkt->l3_off = (uint16_t)(pkt->l3_off + delta);
+	if (pkt->l4_off > at)
+		pkt->l4_off = (uint16_t)(pkt->l4_off + delta);
+	pkt->bth_off = (uint16_t)(pkt->bth_off + delta);
+	pkt->payload_off = (uint32_t)((int)pkt->payload_off + delta);
+	pkt->icrc_off = (uint32_t)((int)pkt->icrc_off + delta);
+	pkt->frame_len = (uint32_t)((int)pkt->frame_len + delta);
+}
+
 /* Pointer to extension header @ext of a parsed frame, or NULL if absent. */
 static inline void *
 roce_pkt_ext(const struct roce_pkt *pkt, uint8_t *frame, enum roce_ext ext)

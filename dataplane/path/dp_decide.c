@@ -125,7 +125,7 @@ dp_xrc_check(const struct ovl *o, const struct ovl_conn *c, struct dp_pkt *p, bo
 	return DP_DROP_NONE;
 }
 
-void
+bool
 dp_xl_apply(struct dp_pkt *p, struct roce_icrc_delta *d)
 {
 	if (p->xl & DP_XL_MR)
@@ -134,5 +134,6 @@ dp_xl_apply(struct dp_pkt *p, struct roce_icrc_delta *d)
 		roce_pkt_set_ieth_rkey(&p->pkt, p->data, p->inv_rkey, d);
 	if (p->xl & DP_XL_SRQ)
 		roce_pkt_set_xrc_srqn(&p->pkt, p->data, p->srqn, d);
+	return (p->xl & DP_XL_KEYS) != 0;
 }
 

@@ -99,7 +99,11 @@ enum dp_drop dp_inv_check(const struct ovl *o, uint32_t tenant, const uint8_t *o
  */
 enum dp_drop dp_xrc_check(const struct ovl *o, const struct ovl_conn *c, struct dp_pkt *p, bool egress);
 
-/* Stage 4: write what the checks noted (p->xl) and add the changes to the ICRC difference @d. */
-void dp_xl_apply(struct dp_pkt *p, struct roce_icrc_delta *d);
+/*
+ * Stage 4: write what the checks noted (p->xl) and add the changes to the
+ * ICRC difference @d.  True when memory keys were translated (what
+ * mr_translated counts; an XRC SRQ rename alone is not).
+ */
+bool dp_xl_apply(struct dp_pkt *p, struct roce_icrc_delta *d);
 
 #endif /* DP_DECIDE_H */

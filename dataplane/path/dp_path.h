@@ -61,6 +61,31 @@ struct dp_burst {
 	struct dp_pkt p[DP_BURST];
 };
 
+/*
+ * Grow (@delta > 0) or shrink the frame at @data by @delta bytes right after
+ * its first @keep bytes: those move with the frame's start, the rest stays
+ * where it is.  Returns the new start, or NULL when the mbuf has no headroom
+ * (the switch's pool leaves 128 bytes).
+ */
+static inline uint8_t *
+dp_frame_resize_at(struct rte_mbuf *m, uint8_t *data, uint16_t keep, int delta)
+{
+	uint8_t *nd;
+
+	if (delta > 0) {
+		nd = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)delta);
+		if (unlikely(nd == NULL))
+			return NULL;
+		memmove(nd, data, keep);
+		return nd;
+	}
+	if (delta < 0) {
+		memmove(data - delta, data, keep);
+		return (uint8_t *)rte_pktmbuf_adj(m, (uint16_t)-delta);
+	}
+	return data;
+}
+
 static inline bool
 dp_pkt_live(const struct dp_pkt *p)
 {

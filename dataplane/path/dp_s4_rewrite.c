@@ -61,11 +61,8 @@ rename_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_transl
 	}
 	roce_icrc_delta_init(&d);
 	rewrite_apply(p->data, &p->pkt, rw, &d);
-	if (unlikely(p->xl)) {
-		dp_xl_apply(p, &d);
-		/* Memory keys count; an XRC SRQ rename alone does not. */
-		*mr_translated += !!(p->xl & DP_XL_KEYS);
-	}
+	if (unlikely(p->xl))
+		*mr_translated += dp_xl_apply(p, &d);
 	frame_finish(p->data, &p->pkt, &d);
 }
 

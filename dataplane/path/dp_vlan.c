@@ -21,17 +21,9 @@ dp_vlan_retag(struct dp_pkt *p, const struct ovl_vlan *v)
 	 * The EtherType and everything after it stay where they are: the
 	 * frame's start moves by the tags' difference, and the MACs with it.
 	 */
-	if (delta > 0) {
-		uint8_t *nd = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)delta);
-
-		if (unlikely(nd == NULL))
-			return false;
-		memmove(nd, d, 12);
-		d = nd;
-	} else if (delta < 0) {
-		memmove(d - delta, d, 12);
-		d = (uint8_t *)rte_pktmbuf_adj(m, (uint16_t)-delta);
-	}
+	d = dp_frame_resize_at(m, d, 12, delta);
+	if (unlikely(d == NULL))
+		return false;
 	for (unsigned i = 0; i < n_out; i++) {
 		uint8_t *tag = d + 12 + 4 * i;
 		uint16_t tpid = n_out == 2 && i == 0 ? ROCE_ETHERTYPE_QINQ : ROCE_ETHERTYPE_VLAN;
@@ -44,12 +36,7 @@ dp_vlan_retag(struct dp_pkt *p, const struct ovl_vlan *v)
 		pkt->vlan_tci[i] = tci[i];
 	}
 	pkt->n_vlan = n_out;
-	pkt->frame_len = (uint32_t)((int)pkt->frame_len + delta);
-	pkt->l3_off = (uint16_t)(pkt->l3_off + delta);
-	pkt->l4_off = (uint16_t)(pkt->l4_off + delta);
-	pkt->bth_off = (uint16_t)(pkt->bth_off + delta);
-	pkt->payload_off = (uint32_t)((int)pkt->payload_off + delta);
-	pkt->icrc_off = (uint32_t)((int)pkt->icrc_off + delta);
+	roce_pkt_shift(pkt, 12, delta);
 	p->data = d;
 	/* A frame a popped tag left shorter than Ethernet's minimum is padded with zeros. */
 	if (m->data_len < ROCE_ETH_MIN_LEN) {

@@ -65,28 +65,6 @@ ipv6_write(uint8_t *ip, const struct ovl_rewrite *rw, uint8_t tc, uint8_t hlim, 
 	memcpy(ip + 24, rw->dst_ip, 16);
 }
 
-/*
- * Make room for, or give back, the difference between the old IP header
- * (@old_hl bytes at l3_off) and one of @new_hl bytes: the L2 header moves,
- * the rest of the frame stays.  Returns the frame's new start, or NULL if
- * the mbuf has no room (the switch's pool leaves 128 bytes of headroom).
- */
-static uint8_t *
-ip_resize(struct rte_mbuf *m, uint8_t *data, uint16_t l2, unsigned old_hl, unsigned new_hl)
-{
-	if (new_hl > old_hl) {
-		uint16_t g = (uint16_t)(new_hl - old_hl);
-		uint8_t *n = (uint8_t *)rte_pktmbuf_prepend(m, g);
-
-		if (n == NULL)
-			return NULL;
-		memmove(n, n + g, l2);
-		return n;
-	}
-	memmove(data + (old_hl - new_hl), data, l2);
-	return (uint8_t *)rte_pktmbuf_adj(m, (uint16_t)(old_hl - new_hl));
-}
-
 /* The CRC of a header's per-packet bytes [off, off + n) against zeros, carried to the header's end @hl. */
 static inline uint32_t
 var_crc(const uint8_t *h, unsigned off, unsigned n, unsigned hl)
@@ -134,10 +112,8 @@ dp_xlate_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_tran
 	memcpy(old, bq, 3);
 	roce_bth_set_dqpn((struct roce_bth *)(bq - 5), rw->dqpn);
 	roce_icrc_delta_add(&d, pkt->bth_off + 5, old, bq, 3);
-	if (unlikely(p->xl)) {
-		dp_xl_apply(p, &d);
-		(*mr_translated)++;
-	}
+	if (unlikely(p->xl))
+		*mr_translated += dp_xl_apply(p, &d);
 	if (rw->udp_sport) {
 		memcpy(old, udp, 2);
 		udp[0] = (uint8_t)(rw->udp_sport >> 8);
@@ -154,7 +130,8 @@ dp_xlate_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_tran
 		ttl = l3[7];
 	}
 	memcpy(old_ip, l3, old_hl);
-	data = ip_resize(p->m, data, l2, old_hl, new_hl);
+	/* The L2 header moves by the headers' difference; the UDP datagram stays where it is. */
+	data = dp_frame_resize_at(p->m, data, l2, grow);
 	if (data == NULL)
 		return false;
 	if (rw->ip_ver == 6)
@@ -169,11 +146,7 @@ dp_xlate_frame(struct dp_pkt *p, const struct ovl_rewrite *rw, uint64_t *mr_tran
 
 	p->data = data;
 	pkt->ip_ver = rw->ip_ver;
-	pkt->l4_off = (uint16_t)(pkt->l4_off + grow);
-	pkt->bth_off = (uint16_t)(pkt->bth_off + grow);
-	pkt->payload_off = (uint32_t)(pkt->payload_off + grow);
-	pkt->icrc_off = (uint32_t)(pkt->icrc_off + grow);
-	pkt->frame_len = (uint32_t)(pkt->frame_len + grow);
+	roce_pkt_shift(pkt, pkt->l3_off, grow);
 
 	/* Ethernet padding: what the new length needs, zeros. */
 	len = pkt->frame_len + pkt->l2_pad;
