@@ -166,14 +166,7 @@ tenant_reset(struct shaper *sh, struct shaper_tenant *t, uint64_t now)
 	memset(t, 0, sizeof(*t));
 	t->qlimit = 4u << 20;
 	t->qlimit_hard = 2 * t->qlimit;
-	t->run_head = SHAPER_NIL;
-	t->run_tail = SHAPER_NIL;
-	for (unsigned int b = 0; b < SHAPER_FQ_BUCKETS; b++) {
-		t->fq_head[b] = SHAPER_NIL;
-		t->fq_tail[b] = SHAPER_NIL;
-	}
-	t->anext = SHAPER_NIL;
-	t->state = SHAPER_TENANT_IDLE;
+	shaper_tenant_queues_clear(t);
 	t->win_start = now;
 	t->fq_window = (uint64_t)SHAPER_FQ_WINDOW_MIN << sh->qshift;
 }

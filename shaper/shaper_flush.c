@@ -78,16 +78,7 @@ shaper_flush(struct shaper *sh, uint64_t now, shaper_flush_fn fn, void *arg)
 			t->bp_ticks += now - t->full_since;
 		t->full = false;
 		t->dropping = false;
-		t->qbytes = 0;
-		t->run_head = SHAPER_NIL;
-		t->run_tail = SHAPER_NIL;
-		t->fq_map = 0;
-		for (unsigned int b = 0; b < SHAPER_FQ_BUCKETS; b++) {
-			t->fq_head[b] = SHAPER_NIL;
-			t->fq_tail[b] = SHAPER_NIL;
-		}
-		t->anext = SHAPER_NIL;
-		t->state = SHAPER_TENANT_IDLE;
+		shaper_tenant_queues_clear(t);
 	}
 	sh->active_head = SHAPER_NIL;
 	sh->active_tail = SHAPER_NIL;

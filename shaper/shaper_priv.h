@@ -265,6 +265,22 @@ conn_tx_set(struct shaper_conn *c, unsigned int tx)
 double shaper_ewma_fold(const struct shaper *sh, const struct shaper_tenant *t,
 	uint64_t now, bool *valid);
 
+/* @t's queues empty and unscheduled: no run list, no fair calendar, not active. */
+static inline void
+shaper_tenant_queues_clear(struct shaper_tenant *t)
+{
+	t->qbytes = 0;
+	t->run_head = SHAPER_NIL;
+	t->run_tail = SHAPER_NIL;
+	t->fq_map = 0;
+	for (unsigned int b = 0; b < SHAPER_FQ_BUCKETS; b++) {
+		t->fq_head[b] = SHAPER_NIL;
+		t->fq_tail[b] = SHAPER_NIL;
+	}
+	t->anext = SHAPER_NIL;
+	t->state = SHAPER_TENANT_IDLE;
+}
+
 /*
  * Every item, wheel chunk and fair-calendar chunk free, every wheel slot
  * empty (shaper_flush.c): the pools as shaper_init() leaves them.
