@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ovl.h"
+#include "ovl_int.h"
 
 void
 ovl_ip_from_cfg(struct ovl_ip *dst, const struct cfg_ip *src)
@@ -24,17 +25,23 @@ ip_eq(const struct ovl_ip *a, const struct ovl_ip *b)
 	return a->ver == b->ver && memcmp(a->b, b->b, ip_len(a)) == 0;
 }
 
-static int
-table_init(struct ovl_table *t, uint32_t n)
+int
+ovl_tab_init(struct ovl_table *t, uint32_t n, unsigned load_pct)
 {
 	uint32_t cap = 16;
 
-	while (cap < 2 * n + 1)
+	while ((uint64_t)cap * load_pct < (uint64_t)n * 100 + 100)
 		cap <<= 1;
 	t->slots = calloc(cap, sizeof(*t->slots));
 	t->mask = cap - 1;
-	t->n = 0;
+	t->n = t->used = 0;
 	return t->slots ? 0 : -1;
+}
+
+static int
+table_init(struct ovl_table *t, uint32_t n)
+{
+	return ovl_tab_init(t, n, 50);
 }
 
 static void
@@ -43,7 +50,64 @@ table_free(struct ovl_table *t)
 	free(t->slots);
 }
 
-/* Insert; returns the value already stored under @k, or OVL_NONE. */
+/* The slot holding @k, or NULL. */
+struct ovl_slot *
+ovl_tab_find(const struct ovl_table *t, const struct ovl_key *k)
+{
+	uint32_t sig = ovl_key_hash(k) | 1u;
+
+	for (uint32_t i = sig & t->mask;; i = (i + 1) & t->mask) {
+		struct ovl_slot *s = &t->slots[i];
+
+		if (s->sig == 0)
+			return NULL;
+		if (s->sig == sig && ovl_key_eq(&s->key, k))
+			return s;
+	}
+}
+
+/*
+ * Store @val under @k while lcores may be probing: a present key has its
+ * value swapped with one store; a new key takes the first tombstone or
+ * empty slot of its probe, written before its signature (release).
+ */
+void
+ovl_tab_set(struct ovl_table *t, const struct ovl_key *k, uint32_t val)
+{
+	uint32_t sig = ovl_key_hash(k) | 1u;
+	struct ovl_slot *s = ovl_tab_find(t, k);
+
+	if (s) {
+		__atomic_store_n(&s->val, val, __ATOMIC_RELEASE);
+		return;
+	}
+	for (uint32_t i = sig & t->mask;; i = (i + 1) & t->mask) {
+		s = &t->slots[i];
+		if (s->sig == OVL_SIG_TOMB || s->sig == 0)
+			break;
+	}
+	if (s->sig == 0)
+		t->used++;
+	s->key = *k;
+	s->val = val;
+	__atomic_store_n(&s->sig, sig, __ATOMIC_RELEASE);
+	t->n++;
+}
+
+/* Remove @k (a tombstone stays); false when it is not there. */
+bool
+ovl_tab_del(struct ovl_table *t, const struct ovl_key *k)
+{
+	struct ovl_slot *s = ovl_tab_find(t, k);
+
+	if (!s)
+		return false;
+	__atomic_store_n(&s->sig, OVL_SIG_TOMB, __ATOMIC_RELEASE);
+	t->n--;
+	return true;
+}
+
+/* Insert into a table nobody reads yet; returns the value already stored under @k, or OVL_NONE. */
 static uint32_t
 table_insert(struct ovl_table *t, const struct ovl_key *k, uint32_t val)
 {
@@ -57,6 +121,7 @@ table_insert(struct ovl_table *t, const struct ovl_key *k, uint32_t val)
 			s->val = val;
 			s->key = *k;
 			t->n++;
+			t->used++;
 			return OVL_NONE;
 		}
 		if (s->sig == sig && ovl_key_eq(&s->key, k))
@@ -193,6 +258,13 @@ neighbor_mac(const struct cfg *c, const struct ovl_ip *host, const struct ovl_po
 
 #define FAIL(...) do { snprintf(err, err_len, __VA_ARGS__); goto fail; } while (0)
 
+/* Room for the records of @n, with some to spare for incremental changes. */
+uint32_t
+ovl_room(uint32_t n)
+{
+	return n + (n / 4 > 64 ? n / 4 : 64);
+}
+
 int
 ovl_xrc_build(struct ovl *o, char *err, size_t err_len)
 {
@@ -204,8 +276,9 @@ ovl_xrc_build(struct ovl *o, char *err, size_t err_len)
 		n += c->endpoints[i].n_xrc_srqs;
 		local += o->endpoints[i].local ? c->endpoints[i].n_xrc_srqs : 0;
 	}
-	o->srqs = calloc(n + 1, sizeof(*o->srqs));
-	if (!o->srqs || table_init(&o->by_srq, n + local))
+	o->store->srqs.cap = ovl_room(n);
+	o->srqs = calloc(o->store->srqs.cap, sizeof(*o->srqs));
+	if (!o->srqs || table_init(&o->by_srq, ovl_room(n + local)))
 		FAIL("out of memory");
 	for (uint32_t i = 0; i < c->n_endpoints; i++) {
 		const struct ovl_endpoint *e = &o->endpoints[i];
@@ -230,29 +303,162 @@ fail:
 	return -1;
 }
 
-struct ovl *
-ovl_build(const struct cfg *c, char *err, size_t err_len)
+int
+ovl_endpoint_fill(const struct ovl *o, const struct cfg *c, const struct cfg_endpoint *ce, struct ovl_endpoint *e,
+		  const char *where, char *err, size_t err_len)
 {
-	struct ovl *o = calloc(1, sizeof(*o));
-	struct ovl_key k;
+	memset(e, 0, sizeof(*e));
+	e->tenant = (uint32_t)ce->tenant;
+	ovl_ip_from_cfg(&e->vip, &ce->vip);
+	ovl_ip_from_cfg(&e->host, &ce->host);
+	e->local = ovl_host_index(o, e->host.b, ip_len(&e->host)) >= 0;
+	if (e->local && ce->port < 0)
+		FAIL("%s.port: the endpoint is on this host (%s) but names no port", where,
+		     c->ports[o->host_port[ovl_host_index(o, e->host.b, ip_len(&e->host))]].name);
+	if (e->local) {
+		e->port = (uint16_t)ce->port;
+		memcpy(e->mac, ce->mac, 6);
+		memcpy(e->eth, e->mac, 6);
+		memcpy(e->eth + 6, o->ports[e->port].mac, 6);
+		e->out_port = e->port;
+		e->reachable = true;
+		return 0;
+	}
+	/* Out of the first uplink of the host's IP version. */
+	for (uint32_t h = 0; h < o->n_host_ips && !e->reachable; h++) {
+		const struct ovl_port *up = &o->ports[o->host_port[h]];
+		const uint8_t *nmac;
 
-	if (!o)
-		return NULL;
+		if (up->ip.ver != e->host.ver || !(nmac = neighbor_mac(c, &e->host, up)))
+			continue;
+		memcpy(e->eth, nmac, 6);
+		memcpy(e->eth + 6, up->mac, 6);
+		e->out_port = o->host_port[h];
+		e->reachable = true;
+	}
+	return 0;
+fail:
+	return -1;
+}
+
+int
+ovl_conn_fill(const struct ovl *o, uint32_t li, uint32_t ri, uint64_t rate_bps, struct ovl_conn *cn,
+	      const char *where, char *err, size_t err_len)
+{
+	const struct ovl_qp *l = &o->qps[li], *r = &o->qps[ri];
+	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
+
+	if (le->vip.ver != re->vip.ver)
+		FAIL("%s.peer: the peer's vip is of another IP version", where);
+	/* The fabric frame has one IP version from host to host. */
+	if (!r->local && le->host.ver != re->host.ver)
+		FAIL("%s.peer: the peer's host is IPv%u and this endpoint's host IPv%u: no frame goes "
+		     "between them", where, re->host.ver, le->host.ver);
+	if (!re->reachable)
+		FAIL("%s.peer: no neighbor entry for the peer's host and no uplink gateway_mac", where);
+	memset(cn, 0, sizeof(*cn));
+	cn->tenant = l->tenant;
+	cn->l = li;
+	cn->r = ri;
+	cn->l_port = le->port;
+	cn->hairpin = r->local;
+	cn->l_type = l->type;
+	cn->state = OVL_NONE;
+	cn->rate_bps = rate_bps;
+	memcpy(cn->l_vip, le->vip.b, ip_len(&le->vip));
+	memcpy(cn->l_mac, le->mac, 6);
+	memcpy(cn->r_host, re->host.b, ip_len(&re->host));
+
+	/* Ingress: the fabric view (R's host to L's host, L's pqpn) to L's view. */
+	rewrite_init(&cn->ingress, &re->host, &le->host, l->pqpn, &re->vip, &le->vip, l->vqpn);
+	if (cn->ingress.xlate_from == 4)
+		xlate_flow_init(&cn->ingress, l->pqpn, r->pqpn);
+	memcpy(cn->ingress.eth, le->eth, 12);
+	cn->ingress.port = le->port;
+
+	if (cn->hairpin)
+		/* Straight to R's port: the virtual view is already R's. */
+		rewrite_init(&cn->egress, &le->vip, &re->vip, r->vqpn, &le->vip, &re->vip, r->vqpn);
+	else
+		rewrite_init(&cn->egress, &le->vip, &re->vip, r->vqpn, &le->host, &re->host, r->pqpn);
+	if (!r->local && o->cfg->ecmp.udp_sport == CFG_SPORT_QPN)
+		ecmp_init(&cn->egress, l->pqpn, r->pqpn);
+	else if (cn->egress.xlate_from == 4)
+		/* An IPv4 frame has no flow label to keep: the connection's own. */
+		xlate_flow_init(&cn->egress, l->pqpn, r->pqpn);
+	memcpy(cn->egress.eth, re->eth, 12);
+	cn->egress.port = re->out_port;
+	ovl_acl_conn(o, cn);
+	return 0;
+fail:
+	return -1;
+}
+
+void
+ovl_conn_keys(const struct ovl *o, const struct ovl_conn *cn, struct ovl_key *by_tenant, struct ovl_key *by_fabric)
+{
+	const struct ovl_qp *l = &o->qps[cn->l], *r = &o->qps[cn->r];
+	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
+
+	/* L's frames are found by their destination, R; R's by L's host and pqpn. */
+	*by_tenant = ovl_key_make(re->vip.b, ip_len(&re->vip), r->tenant, r->vqpn);
+	*by_fabric = ovl_key_make(le->host.b, ip_len(&le->host), OVL_SPACE_FABRIC, l->pqpn);
+}
+
+void
+ovl_qp_ud_keys(const struct ovl *o, const struct ovl_qp *q, struct ovl_key *by_tenant, struct ovl_key *by_fabric)
+{
+	const struct ovl_endpoint *e = &o->endpoints[q->endpoint];
+
+	*by_tenant = ovl_key_make(e->vip.b, ip_len(&e->vip), q->tenant, q->vqpn);
+	*by_fabric = ovl_key_make(e->host.b, ip_len(&e->host), OVL_SPACE_FABRIC, q->pqpn);
+}
+
+struct ovl_key
+ovl_qp_key(uint32_t tenant, const struct ovl_ip *vip, uint32_t vqpn)
+{
+	return ovl_key_make(vip->b, ip_len(vip), tenant, vqpn);
+}
+
+/* A QP of the configuration as the overlay holds it; the peer is resolved by the caller. */
+void
+ovl_qp_fill(const struct ovl *o, const struct cfg_qp *cq, uint32_t endpoint, struct ovl_qp *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->tenant = (uint32_t)cq->tenant;
+	q->endpoint = endpoint;
+	q->vqpn = cq->vqpn;
+	q->pqpn = cq->pqpn;
+	q->type = (uint8_t)cq->type;
+	q->peer = OVL_NONE;
+	q->conn = OVL_NONE;
+	q->local = o->endpoints[endpoint].local;
+}
+
+void
+ovl_mr_fill(const struct cfg_mr *cm, uint32_t endpoint, struct ovl_mr *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->tenant = (uint32_t)cm->tenant;
+	m->endpoint = endpoint;
+	m->rkey = cm->rkey;
+	m->addr = cm->addr;
+	m->length = cm->length;
+	m->target_rkey = cm->target_rkey;
+	m->target_addr = cm->target_addr;
+	m->access = cm->access;
+}
+
+/* The tenants' and ports' part of @o from @c (a header's own copies). */
+int
+ovl_header_fill(struct ovl *o, const struct cfg *c, char *err, size_t err_len)
+{
 	o->cfg = c;
 	o->udp_port = c->udp_port ? c->udp_port : ROCE_UDP_PORT;
 	o->n_tenants = c->n_tenants;
 	o->n_ports = c->n_ports;
-	o->n_endpoints = c->n_endpoints;
-	o->n_qps = c->n_qps;
-	o->tenants = calloc(c->n_tenants + 1, sizeof(*o->tenants));
-	o->ports = calloc(c->n_ports + 1, sizeof(*o->ports));
-	o->endpoints = calloc(c->n_endpoints + 1, sizeof(*o->endpoints));
-	o->qps = calloc(c->n_qps + 1, sizeof(*o->qps));
-	o->conns = calloc(c->n_qps + 1, sizeof(*o->conns));
-	o->mrs = calloc(c->n_mrs + 1, sizeof(*o->mrs));
-	if (!o->tenants || !o->ports || !o->endpoints || !o->qps || !o->conns || !o->mrs)
-		FAIL("out of memory");
-
+	o->n_host_ips = 0;
+	o->vlan_any = false;
 	for (uint32_t i = 0; i < c->n_tenants; i++) {
 		struct ovl_tenant *t = &o->tenants[i];
 
@@ -262,7 +468,6 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		t->rate = c->tenants[i].rate;
 		t->mr_enforce = c->tenants[i].mr_check == CFG_MR_CHECK_ENFORCE;
 		t->privileged_qkey = c->tenants[i].privileged_qkey;
-		t->slot = OVL_NONE;
 	}
 	for (uint32_t i = 0; i < c->n_ports; i++) {
 		const struct cfg_port *cp = &c->ports[i];
@@ -282,47 +487,60 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 			o->host_port[o->n_host_ips++] = (uint16_t)i;
 		}
 	}
-
 	if (ovl_vlan_build(o, c, err, err_len) < 0)
+		return -1;
+	ovl_acl_tenants(o);
+	return 0;
+fail:
+	return -1;
+}
+
+struct ovl *
+ovl_build(const struct cfg *c, char *err, size_t err_len)
+{
+	struct ovl *o = calloc(1, sizeof(*o));
+	struct ovl_store *st = calloc(1, sizeof(*st));
+	char where[48];
+	struct ovl_key k, kf;
+
+	if (!o || !st) {
+		free(o);
+		free(st);
+		return NULL;
+	}
+	o->store = st;
+	st->owner = o;
+	o->cfg = c;
+	o->n_endpoints = c->n_endpoints;
+	o->n_qps = c->n_qps;
+	st->eps.cap = ovl_room(c->n_endpoints);
+	st->qps.cap = st->conns.cap = ovl_room(c->n_qps);
+	st->mrs.cap = ovl_room(c->n_mrs);
+	o->tenants = calloc(c->n_tenants + 1, sizeof(*o->tenants));
+	o->ports = calloc(c->n_ports + 1, sizeof(*o->ports));
+	o->endpoints = calloc(st->eps.cap, sizeof(*o->endpoints));
+	o->qps = calloc(st->qps.cap, sizeof(*o->qps));
+	o->conns = calloc(st->conns.cap, sizeof(*o->conns));
+	o->mrs = calloc(st->mrs.cap, sizeof(*o->mrs));
+	if (!o->tenants || !o->ports || !o->endpoints || !o->qps || !o->conns || !o->mrs)
+		FAIL("out of memory");
+	for (uint32_t i = 0; i < c->n_tenants; i++)
+		o->tenants[i].slot = OVL_NONE;
+	if (ovl_header_fill(o, c, err, err_len) < 0)
 		goto fail;
 
 	/* by_ep holds two keys per endpoint: its vip, and its host (OVL_EP_HOST). */
-	if (table_init(&o->by_ep, 2 * c->n_endpoints) || table_init(&o->by_tenant, c->n_qps) ||
-	    table_init(&o->by_fabric, c->n_qps) || table_init(&o->by_mr, c->n_mrs))
+	if (table_init(&o->by_ep, 2 * st->eps.cap) || table_init(&o->by_tenant, st->qps.cap) ||
+	    table_init(&o->by_fabric, st->qps.cap) || table_init(&o->by_mr, st->mrs.cap) ||
+	    ovl_tab_init(&st->by_qp, st->qps.cap, OVL_BY_QP_LOAD))
 		FAIL("out of memory");
 
 	for (uint32_t i = 0; i < c->n_endpoints; i++) {
-		const struct cfg_endpoint *ce = &c->endpoints[i];
 		struct ovl_endpoint *e = &o->endpoints[i];
 
-		e->tenant = (uint32_t)ce->tenant;
-		ovl_ip_from_cfg(&e->vip, &ce->vip);
-		ovl_ip_from_cfg(&e->host, &ce->host);
-		e->local = ovl_host_index(o, e->host.b, ip_len(&e->host)) >= 0;
-		if (e->local && ce->port < 0)
-			FAIL("endpoints[%u].port: the endpoint is on this host (%s) but names no port", i,
-			     c->ports[o->host_port[ovl_host_index(o, e->host.b, ip_len(&e->host))]].name);
-		if (e->local) {
-			e->port = (uint16_t)ce->port;
-			memcpy(e->mac, ce->mac, 6);
-			memcpy(e->eth, e->mac, 6);
-			memcpy(e->eth + 6, o->ports[e->port].mac, 6);
-			e->out_port = e->port;
-			e->reachable = true;
-		} else {
-			/* Out of the first uplink of the host's IP version. */
-			for (uint32_t h = 0; h < o->n_host_ips && !e->reachable; h++) {
-				const struct ovl_port *up = &o->ports[o->host_port[h]];
-				const uint8_t *nmac;
-
-				if (up->ip.ver != e->host.ver || !(nmac = neighbor_mac(c, &e->host, up)))
-					continue;
-				memcpy(e->eth, nmac, 6);
-				memcpy(e->eth + 6, up->mac, 6);
-				e->out_port = o->host_port[h];
-				e->reachable = true;
-			}
-		}
+		snprintf(where, sizeof(where), "endpoints[%u]", i);
+		if (ovl_endpoint_fill(o, c, &c->endpoints[i], e, where, err, err_len) < 0)
+			goto fail;
 		k = ovl_key_make(e->vip.b, ip_len(&e->vip), e->tenant, 0);
 		if (table_insert(&o->by_ep, &k, i) != OVL_NONE)
 			FAIL("endpoints[%u]: duplicate vip", i);
@@ -335,17 +553,13 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		const struct cfg_qp *cq = &c->qps[i];
 		struct ovl_qp *q = &o->qps[i];
 
-		q->tenant = (uint32_t)cq->tenant;
-		q->endpoint = (uint32_t)cq->endpoint;
-		q->vqpn = cq->vqpn;
-		q->pqpn = cq->pqpn;
-		q->type = (uint8_t)cq->type;
+		ovl_qp_fill(o, cq, (uint32_t)cq->endpoint, q);
 		q->peer = cq->peer >= 0 ? (uint32_t)cq->peer : OVL_NONE;
-		q->conn = OVL_NONE;
-		q->local = o->endpoints[q->endpoint].local;
 		o->tenants[q->tenant].n_qps++;
 		if (q->local)
 			o->tenants[q->tenant].n_local_qps++;
+		k = ovl_qp_key(q->tenant, &o->endpoints[q->endpoint].vip, q->vqpn);
+		table_insert(&st->by_qp, &k, i);
 	}
 
 	if (ovl_xrc_build(o, err, err_len) < 0)
@@ -354,60 +568,21 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 	/* Connections: each local QP with a peer. */
 	for (uint32_t i = 0; i < c->n_qps; i++) {
 		struct ovl_qp *l = &o->qps[i];
-		struct ovl_conn *cn;
+		struct ovl_conn *cn = &o->conns[o->n_conns];
 
 		if (!l->local || l->peer == OVL_NONE)
 			continue;
-		struct ovl_qp *r = &o->qps[l->peer];
-		const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
-
-		if (le->vip.ver != re->vip.ver)
-			FAIL("qps[%u].peer: the peer's vip is of another IP version", i);
-		/* The fabric frame has one IP version from host to host. */
-		if (!r->local && le->host.ver != re->host.ver)
-			FAIL("qps[%u].peer: the peer's host is IPv%u and this endpoint's host IPv%u: no frame goes "
-			     "between them", i, re->host.ver, le->host.ver);
-		l->conn = o->n_conns;
-		cn = &o->conns[o->n_conns++];
-		cn->tenant = l->tenant;
-		cn->l = i;
-		cn->r = l->peer;
-		cn->l_port = le->port;
-		cn->hairpin = r->local;
-		cn->l_type = l->type;
-		cn->state = OVL_NONE;
-		cn->rate_bps = c->qps[i].rate.set ? c->qps[i].rate.bps : 0;
-		memcpy(cn->l_vip, le->vip.b, ip_len(&le->vip));
-		memcpy(cn->l_mac, le->mac, 6);
-		memcpy(cn->r_host, re->host.b, ip_len(&re->host));
-
-		/* Ingress: the fabric view (R's host to L's host, L's pqpn) to L's view. */
-		rewrite_init(&cn->ingress, &re->host, &le->host, l->pqpn, &re->vip, &le->vip, l->vqpn);
-		if (cn->ingress.xlate_from == 4)
-			xlate_flow_init(&cn->ingress, l->pqpn, r->pqpn);
-		memcpy(cn->ingress.eth, le->eth, 12);
-		cn->ingress.port = le->port;
-
-		if (!re->reachable)
-			FAIL("qps[%u].peer: no neighbor entry for the peer's host and no uplink gateway_mac", i);
-		if (cn->hairpin)
-			/* Straight to R's port: the virtual view is already R's. */
-			rewrite_init(&cn->egress, &le->vip, &re->vip, r->vqpn, &le->vip, &re->vip, r->vqpn);
-		else
-			rewrite_init(&cn->egress, &le->vip, &re->vip, r->vqpn, &le->host, &re->host, r->pqpn);
-		if (!r->local && c->ecmp.udp_sport == CFG_SPORT_QPN)
-			ecmp_init(&cn->egress, l->pqpn, r->pqpn);
-		else if (cn->egress.xlate_from == 4)
-			/* An IPv4 frame has no flow label to keep: the connection's own. */
-			xlate_flow_init(&cn->egress, l->pqpn, r->pqpn);
-		memcpy(cn->egress.eth, re->eth, 12);
-		cn->egress.port = re->out_port;
-		/* L's frames are found by their destination, R. */
-		k = ovl_key_make(re->vip.b, ip_len(&re->vip), r->tenant, r->vqpn);
+		snprintf(where, sizeof(where), "qps[%u]", i);
+		if (ovl_conn_fill(o, i, l->peer, c->qps[i].rate.set ? c->qps[i].rate.bps : 0, cn, where, err,
+				  err_len) < 0)
+			goto fail;
+		l->conn = o->n_conns++;
+		if (cn->rate_bps)
+			o->tenants[cn->tenant].n_capped++;
+		ovl_conn_keys(o, cn, &k, &kf);
 		if (table_insert(&o->by_tenant, &k, OVL_V_CONN | l->conn) != OVL_NONE)
 			FAIL("qps[%u]: peer qp is the peer of two local QPs", i);
-		k = ovl_key_make(le->host.b, ip_len(&le->host), OVL_SPACE_FABRIC, l->pqpn);
-		if (table_insert(&o->by_fabric, &k, OVL_V_CONN | l->conn) != OVL_NONE)
+		if (table_insert(&o->by_fabric, &kf, OVL_V_CONN | l->conn) != OVL_NONE)
 			FAIL("qps[%u].pqpn: duplicate on this host", i);
 	}
 
@@ -421,11 +596,10 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		if (e->vip.ver != e->host.ver)
 			FAIL("qps[%u].type: a UD QP on an endpoint whose vip and host are of different IP versions "
 			     "is not supported", i);
-		k = ovl_key_make(e->vip.b, ip_len(&e->vip), q->tenant, q->vqpn);
+		ovl_qp_ud_keys(o, q, &k, &kf);
 		if (table_insert(&o->by_tenant, &k, OVL_V_QP | i) != OVL_NONE)
 			FAIL("qps[%u]: duplicate vqpn", i);
-		k = ovl_key_make(e->host.b, ip_len(&e->host), OVL_SPACE_FABRIC, q->pqpn);
-		if (table_insert(&o->by_fabric, &k, OVL_V_QP | i) != OVL_NONE)
+		if (table_insert(&o->by_fabric, &kf, OVL_V_QP | i) != OVL_NONE)
 			FAIL("qps[%u].pqpn: duplicate on host", i);
 	}
 
@@ -437,20 +611,16 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		if (!e->local)
 			continue;
 		m = &o->mrs[o->n_mrs];
-		m->tenant = (uint32_t)cm->tenant;
-		m->endpoint = (uint32_t)cm->endpoint;
-		m->rkey = cm->rkey;
-		m->addr = cm->addr;
-		m->length = cm->length;
-		m->target_rkey = cm->target_rkey;
-		m->target_addr = cm->target_addr;
-		m->access = cm->access;
+		ovl_mr_fill(cm, (uint32_t)cm->endpoint, m);
 		k = ovl_key_make(e->vip.b, ip_len(&e->vip), m->tenant, m->rkey);
 		if (table_insert(&o->by_mr, &k, o->n_mrs) != OVL_NONE)
 			FAIL("mrs[%u].rkey: duplicate", i);
 		o->n_mrs++;
 	}
-	ovl_acl_apply(o);
+	o->live_conns = o->n_conns;
+	o->live_qps = o->n_qps;
+	o->live_mrs = o->n_mrs;
+	o->live_endpoints = o->n_endpoints;
 	return o;
 fail:
 	ovl_free(o);
@@ -462,18 +632,22 @@ ovl_free(struct ovl *o)
 {
 	if (!o)
 		return;
-	table_free(&o->by_tenant);
-	table_free(&o->by_fabric);
-	table_free(&o->by_mr);
-	table_free(&o->by_ep);
-	table_free(&o->by_srq);
-	free(o->srqs);
 	free(o->tenants);
 	free(o->ports);
-	free(o->endpoints);
-	free(o->qps);
-	free(o->conns);
-	free(o->mrs);
+	/* An older header over the newest's store frees only its own part. */
+	if (o->store && o->store->owner == o) {
+		table_free(&o->by_tenant);
+		table_free(&o->by_fabric);
+		table_free(&o->by_mr);
+		table_free(&o->by_ep);
+		table_free(&o->by_srq);
+		free(o->srqs);
+		free(o->endpoints);
+		free(o->qps);
+		free(o->conns);
+		free(o->mrs);
+		ovl_store_free(o->store);
+	}
 	free(o);
 }
 

@@ -18,11 +18,19 @@
  *   XRC SRQs:     (tenant, vip, vsrqn)         -> srq (any endpoint)
  *                 (host ip, psrqn)             -> srq (local endpoints)
  *
- * Ownership: an ovl is immutable once published.  Its owner (the data plane)
- * fills in the stable ids (ovl_tenant.slot, ovl_conn.state) between build
- * and publication; ovl_build() leaves them OVL_NONE.  The data plane publishes it to
- * the forwarding lcores and frees it after they have all moved on (RCU); the
- * per-connection dynamic state lives outside it, in the data plane.
+ * Ownership: an ovl is a header (the counts, the tenants, the ports) over a
+ * store (the record arrays and the tables, struct ovl_store).  ovl_build()
+ * makes both; an incremental change (ovl_inc.h) makes a new header over the
+ * same store and changes the store in place, under one writer, in a way that
+ * lcores reading through either header never see a torn record: a record is
+ * never changed once a table reaches it (a change takes a new slot, and the
+ * table's value is swapped with one store), and a slot given up is reused
+ * only after the data plane's RCU grace period.  So the record arrays may
+ * hold given-up slots (retired: skipped by every walk, see ovl_live()).
+ * The owner of the newest header (the data plane) fills in the stable ids
+ * (ovl_tenant.slot, ovl_conn.state) between build and publication;
+ * ovl_build() leaves them OVL_NONE.  The per-connection dynamic state lives
+ * outside it, in the data plane.
  */
 #ifndef OVL_H
 #define OVL_H
@@ -62,14 +70,21 @@ struct ovl_key {
 /* Half a cache line: a hit costs one miss, the key sits beside its value. */
 struct ovl_slot {
 	struct ovl_key key;
-	uint32_t sig;  /* hash | 1, 0 means empty */
+	uint32_t sig;  /* hash | 1; 0 means empty, OVL_SIG_TOMB a deleted key */
 	uint32_t val;
 };
+
+/*
+ * A deleted key leaves a tombstone: an even signature, which no probe
+ * matches (live ones are odd) and which does not end a probe (0 does).
+ */
+#define OVL_SIG_TOMB 2u
 
 struct ovl_table {
 	struct ovl_slot *slots;
 	uint32_t mask;
-	uint32_t n;
+	uint32_t n;     /* live keys */
+	uint32_t used;  /* live keys and tombstones */
 };
 
 /*
@@ -121,6 +136,7 @@ struct ovl_tenant {
 	struct cfg_rate rate;
 	bool mr_enforce;
 	uint32_t slot;            /* the owner's stable id across configurations */
+	uint32_t n_capped;        /* its connections with a rate cap (rate_bps) */
 	const struct cfg_acl *acl; /* its "acls" entry, or NULL: allow everything */
 	uint32_t acl_index;       /* index of that entry, or OVL_NONE */
 	bool ud_acl;              /* a UD frame can be denied: check each one */
@@ -144,6 +160,7 @@ struct ovl_endpoint {
 	uint8_t eth[12];
 	uint16_t out_port;
 	bool reachable;           /* false: remote, and no neighbor or gateway */
+	bool retired;
 };
 
 struct ovl_qp {
@@ -155,6 +172,7 @@ struct ovl_qp {
 	uint32_t conn;            /* the connection whose L this is, or OVL_NONE */
 	uint8_t type;             /* enum cfg_qp_type */
 	bool local;
+	bool retired;
 };
 
 /* Fields each direction reads per packet come first, beside its template. */
@@ -175,7 +193,11 @@ struct ovl_conn {
 	uint32_t l, r;            /* qp indices: L local, R its peer */
 	uint64_t rate_bps;        /* configured cap of L, 0 if none */
 	uint32_t acl_rule[2][4];  /* the rule of each verdict, by direction and class bit */
+	bool retired;             /* given up by an incremental change (read by the control plane only) */
 };
+
+/* Every walk over a record array skips the slots an incremental change gave up. */
+#define ovl_live(rec) (!(rec)->retired)
 
 struct ovl_mr {
 	uint32_t tenant;
@@ -185,6 +207,7 @@ struct ovl_mr {
 	uint32_t target_rkey;
 	uint64_t target_addr;
 	uint32_t access;          /* CFG_ACC_* */
+	bool retired;
 };
 
 struct ovl_port {
@@ -203,7 +226,10 @@ struct ovl_srq {
 	uint32_t endpoint;
 	uint32_t vsrqn;
 	uint32_t psrqn;
+	bool retired;
 };
+
+struct ovl_store;
 
 struct ovl {
 	struct ovl_tenant *tenants;
@@ -231,6 +257,12 @@ struct ovl {
 	struct ovl_table by_srq;     /* (tenant, vip, vsrqn) and (host ip, psrqn) of local ones */
 	const struct cfg *cfg;      /* the configuration it was built from */
 	bool vlan_any;              /* some port or tenant has a VLAN policy other than "keep" */
+	/*
+	 * The n_* above count slots, given-up ones (ovl_live()) included; these
+	 * count the live records.
+	 */
+	uint32_t live_conns, live_qps, live_mrs, live_endpoints;
+	struct ovl_store *store;    /* the arrays' and tables' room and free slots (ovl_inc.c) */
 };
 
 /*
@@ -328,11 +360,13 @@ ovl_table_probe(const struct ovl_table *t, const struct ovl_key *k, uint32_t sig
 {
 	for (uint32_t i = sig & t->mask;; i = (i + 1) & t->mask) {
 		const struct ovl_slot *s = &t->slots[i];
+		/* Acquire: a key and value written before their signature are seen with it. */
+		uint32_t g = __atomic_load_n(&s->sig, __ATOMIC_ACQUIRE);
 
-		if (s->sig == 0)
+		if (g == 0)
 			return OVL_NONE;
-		if (s->sig == sig && ovl_key_eq(&s->key, k))
-			return s->val;
+		if (g == sig && ovl_key_eq(&s->key, k))
+			return __atomic_load_n(&s->val, __ATOMIC_RELAXED);
 	}
 }
 

@@ -43,7 +43,7 @@ ovl_acl_decide(const struct cfg_acl *acl, uint8_t ver, const uint8_t *src, const
 }
 
 void
-ovl_acl_apply(struct ovl *o)
+ovl_acl_tenants(struct ovl *o)
 {
 	const struct cfg *c = o->cfg;
 
@@ -65,27 +65,28 @@ ovl_acl_apply(struct ovl *o)
 			    (a->rules[r].ops & CFG_OP_SEND))
 				t->ud_acl = true;
 	}
-	for (uint32_t i = 0; i < o->n_conns; i++) {
-		struct ovl_conn *cn = &o->conns[i];
-		const struct ovl_endpoint *le = &o->endpoints[o->qps[cn->l].endpoint];
-		const struct ovl_endpoint *re = &o->endpoints[o->qps[cn->r].endpoint];
-		const struct cfg_acl *a = o->tenants[cn->tenant].acl;
-		unsigned possible = ovl_type_ops(cn->l_type);
+}
 
-		for (unsigned d = 0; d < 2; d++) {
-			const struct ovl_ip *src = d == OVL_DIR_L2R ? &le->vip : &re->vip;
-			const struct ovl_ip *dst = d == OVL_DIR_L2R ? &re->vip : &le->vip;
-			unsigned allow = 0;
+void
+ovl_acl_conn(const struct ovl *o, struct ovl_conn *cn)
+{
+	const struct ovl_endpoint *le = &o->endpoints[o->qps[cn->l].endpoint];
+	const struct ovl_endpoint *re = &o->endpoints[o->qps[cn->r].endpoint];
+	const struct cfg_acl *a = o->tenants[cn->tenant].acl;
+	unsigned possible = ovl_type_ops(cn->l_type);
 
-			for (unsigned k = 0; k < 4; k++)
-				if (ovl_acl_decide(a, src->ver, src->b, dst->b, cfg_acl_type(cn->l_type), 1u << k,
-						   &cn->acl_rule[d][k]))
-					allow |= 1u << k;
-			cn->acl_allow[d] = (uint8_t)allow;
-		}
-		cn->acl_block = !(cn->acl_allow[OVL_DIR_L2R] & possible) &&
-				!(cn->acl_allow[OVL_DIR_R2L] & possible);
+	for (unsigned d = 0; d < 2; d++) {
+		const struct ovl_ip *src = d == OVL_DIR_L2R ? &le->vip : &re->vip;
+		const struct ovl_ip *dst = d == OVL_DIR_L2R ? &re->vip : &le->vip;
+		unsigned allow = 0;
+
+		for (unsigned k = 0; k < 4; k++)
+			if (ovl_acl_decide(a, src->ver, src->b, dst->b, cfg_acl_type(cn->l_type), 1u << k,
+					   &cn->acl_rule[d][k]))
+				allow |= 1u << k;
+		cn->acl_allow[d] = (uint8_t)allow;
 	}
+	cn->acl_block = !(cn->acl_allow[OVL_DIR_L2R] & possible) && !(cn->acl_allow[OVL_DIR_R2L] & possible);
 }
 
 void

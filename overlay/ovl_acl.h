@@ -3,7 +3,7 @@
  * Connection policy and tracking, pure (no EAL, no mbufs):
  *
  *  - ACL evaluation: a tenant's "acls" entry (config/cfg.h) against the two
- *    directions of a connection, once per configuration (ovl_acl_apply()),
+ *    directions of a connection, once per connection (ovl_acl_conn()),
  *    so that the data plane tests one bit mask per message; and against a
  *    single UD frame (ovl_acl_decide()).
  *  - Outstanding-request tracking: which requests of one endpoint the switch
@@ -72,12 +72,13 @@ bool ovl_acl_decide(const struct cfg_acl *acl, uint8_t ver, const uint8_t *src, 
 bool ovl_cidr_match(const struct cfg_cidr *p, uint8_t ver, const uint8_t *ip);
 
 struct ovl;
+struct ovl_conn;
 
-/*
- * Evaluate the configuration's ACLs for every tenant and connection of @o
- * (ovl_tenant.acl, ovl_conn.acl_*).  Called by ovl_build().
- */
-void ovl_acl_apply(struct ovl *o);
+/* Each tenant's "acls" entry of @o's configuration (ovl_tenant.acl, .acl_index, .ud_acl). */
+void ovl_acl_tenants(struct ovl *o);
+
+/* The verdicts of connection @cn under its tenant's ACL (ovl_conn.acl_*); after ovl_acl_tenants(). */
+void ovl_acl_conn(const struct ovl *o, struct ovl_conn *cn);
 
 /*
  * Frames whose PSNs and AETHs are tracked (outstanding requests, answers'

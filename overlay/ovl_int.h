@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What ovl.c (the whole build) and ovl_inc.c (incremental changes) share:
+ * the store behind a header, the table operations of the single writer, and
+ * the fill functions of each kind of record.  Private to overlay/.
+ */
+#ifndef OVL_INT_H
+#define OVL_INT_H
+
+#include "ovl.h"
+
+/*
+ * The slots of one record array: @cap of them allocated; those below the
+ * newest header's count that an incremental change gave up wait in
+ * @retired for the data plane's grace period, then in @free for reuse.
+ */
+struct ovl_slots {
+	uint32_t cap;
+	uint32_t *free, n_free;
+	uint32_t *retired, n_retired, cap_retired;
+};
+
+struct ovl_store {
+	const struct ovl *owner;        /* the newest header: it frees the store */
+	struct ovl_slots eps, qps, conns, mrs, srqs;
+	/* Every QP by (tenant, vip, vqpn): the writer's, never probed by lcores. */
+	struct ovl_table by_qp;
+};
+
+/* The load factor of by_qp at its build (percent); the lcores' tables have 50. */
+#define OVL_BY_QP_LOAD 75
+
+/* A table of room for @n keys at @load_pct percent. */
+int ovl_tab_init(struct ovl_table *t, uint32_t n, unsigned load_pct);
+struct ovl_slot *ovl_tab_find(const struct ovl_table *t, const struct ovl_key *k);
+void ovl_tab_set(struct ovl_table *t, const struct ovl_key *k, uint32_t val);
+bool ovl_tab_del(struct ovl_table *t, const struct ovl_key *k);
+
+/* Room for @n records, with some to spare. */
+uint32_t ovl_room(uint32_t n);
+
+void ovl_store_free(struct ovl_store *st);
+
+/* The header's own part (tenants and ports) from @c. */
+int ovl_header_fill(struct ovl *o, const struct cfg *c, char *err, size_t err_len);
+
+/* Records from their configuration; errors are reported as "@where.field: ...". */
+int ovl_endpoint_fill(const struct ovl *o, const struct cfg *c, const struct cfg_endpoint *ce,
+		      struct ovl_endpoint *e, const char *where, char *err, size_t err_len);
+void ovl_qp_fill(const struct ovl *o, const struct cfg_qp *cq, uint32_t endpoint, struct ovl_qp *q);
+void ovl_mr_fill(const struct cfg_mr *cm, uint32_t endpoint, struct ovl_mr *m);
+int ovl_conn_fill(const struct ovl *o, uint32_t l, uint32_t r, uint64_t rate_bps, struct ovl_conn *cn,
+		  const char *where, char *err, size_t err_len);
+
+/* The keys of a connection (by_tenant, by_fabric), of a UD QP, and of any QP (by_qp). */
+void ovl_conn_keys(const struct ovl *o, const struct ovl_conn *cn, struct ovl_key *by_tenant,
+		   struct ovl_key *by_fabric);
+void ovl_qp_ud_keys(const struct ovl *o, const struct ovl_qp *q, struct ovl_key *by_tenant,
+		    struct ovl_key *by_fabric);
+struct ovl_key ovl_qp_key(uint32_t tenant, const struct ovl_ip *vip, uint32_t vqpn);
+
+#endif /* OVL_INT_H */
