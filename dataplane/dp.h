@@ -34,6 +34,7 @@
 
 #include "dcqcn.h"
 #include "ovl.h"
+#include "ovl_inc.h"
 #include "rocev2.h"
 #include "shaper.h"
 

@@ -161,6 +161,12 @@ unsigned dp_acl_nak_poll(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *
 void dp_acl_reload(const struct ovl *o, const struct ovl *old);
 
 /*
+ * As dp_acl_reload(), for the connections an incremental change touched
+ * (ovl_inc.h): @o and @old are the headers after and before, over one store.
+ */
+void dp_acl_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n);
+
+/*
  * Hand the revocations and restorations of the last dp_acl_reload() (or
  * command) to the offload manager, which withdraws or installs the DROP
  * rules.  dp_offload_drop_conn() takes ctl_lock itself, so this runs just

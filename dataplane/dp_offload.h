@@ -129,6 +129,17 @@ void dp_offload_index_publish(const struct ovl *o);
  */
 void dp_offload_reload(const struct ovl *old, const struct ovl *o);
 
+/*
+ * The same two hooks for an incremental change (ovl_inc.h), given the
+ * connections it touched: the index is the previous one with those entries
+ * changed (none while offload is disabled: no frame is MARKed); the rules of
+ * removed and changed connections are withdrawn, and with @mrs_changed the
+ * forward rules of the others are checked against their tenant's MRs again.
+ */
+void dp_offload_index_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n);
+void dp_offload_changes(const struct ovl *old, const struct ovl *o, const struct ovl_inc_conn *ch, uint32_t n,
+			bool mrs_changed);
+
 /* Life cycle (main.c). */
 
 /* Probe every port with rte_flow_validate (after the ports started). */

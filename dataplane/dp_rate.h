@@ -57,6 +57,16 @@ void dp_rate_fini(void);
  */
 int dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *changed,
 		    const uint8_t *kept_conn);
+
+/*
+ * As dp_rate_prepare(), for the connections an incremental change touched
+ * (ovl_inc.h), in two steps: DP_RATE_ATTACH (new connections and new caps),
+ * published before the change reaches the tables, and DP_RATE_REMOVE (removed
+ * connections' queues dropped), published after.
+ */
+enum { DP_RATE_ATTACH = 1, DP_RATE_REMOVE = 2 };
+int dp_rate_prepare_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n,
+			    unsigned what);
 void dp_rate_wait(void);
 
 /* Allocate the DCQCN state of every connection id handed out so far. 0 or -ENOMEM. */

@@ -535,7 +535,7 @@ main(int argc, char **argv)
 	}
 
 	fprintf(stderr, "dpdk-roce-vswitch: %u ports, %u tenants, %u connections, %u lcores\n", dp.n_ports,
-		dp.ovl->n_tenants, dp.ovl->n_conns, dp.n_lcores);
+		dp.ovl->n_tenants, dp.ovl->live_conns, dp.n_lcores);
 	in_use_start = rte_mempool_in_use_count(dp.pool);
 	for (uint16_t l = 0; l < dp.n_lcores; l++)
 		dp.lcores[l].last_rx_tsc = rte_rdtsc();

@@ -273,6 +273,29 @@ set_matches(const struct ovl *o, const struct ovl_conn *c)
 	return false;
 }
 
+/* Connection @c's revocation under the policy (@w: 1 allowed before, 2 blocked before, 0 new); NAKs asked. */
+static unsigned
+conn_policy(const struct ovl *o, const struct ovl_conn *c, uint8_t w)
+{
+	struct dp_conn_state *st = dp_conn_state(c->state);
+	uint32_t prev = __atomic_load_n(&st->egress.revoked, __ATOMIC_RELAXED), now = 0;
+
+	if (acl.n_set && set_matches(o, c))
+		now |= DP_REVOKED_CMD;
+	/* Denied entirely: revoked if it was allowed, or stays revoked while denied. */
+	if (c->acl_block && (w == 1 || (w == 2 && (prev & DP_REVOKED_POLICY))))
+		now |= DP_REVOKED_POLICY;
+	return conn_set_revoked(o, c, prev, now, w != 0);
+}
+
+static void
+naks_wait(unsigned naks)
+{
+	if (naks && !nak_wait())
+		fprintf(stderr, "revocation: the lcores did not take %u NAK requests within %d ms\n", naks,
+			DP_NAK_WAIT_MS);
+}
+
 void
 dp_acl_reload(const struct ovl *o, const struct ovl *old)
 {
@@ -282,27 +305,39 @@ dp_acl_reload(const struct ovl *o, const struct ovl *old)
 	if (old) {
 		was = calloc(dp.n_states + 1, 1);
 		for (uint32_t i = 0; was && i < old->n_conns; i++)
-			if (old->conns[i].state < dp.n_states)
+			if (ovl_live(&old->conns[i]) && old->conns[i].state < dp.n_states)
 				was[old->conns[i].state] = old->conns[i].acl_block ? 2 : 1;
 	}
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		const struct ovl_conn *c = &o->conns[i];
-		struct dp_conn_state *st = dp_conn_state(c->state);
-		uint32_t prev = __atomic_load_n(&st->egress.revoked, __ATOMIC_RELAXED), now = 0;
-		uint8_t w = was && c->state < dp.n_states ? was[c->state] : 0;
 
-		if (acl.n_set && set_matches(o, c))
-			now |= DP_REVOKED_CMD;
-		/* Denied entirely: revoked if it was allowed, or stays revoked while denied. */
-		if (c->acl_block && (w == 1 || (w == 2 && (prev & DP_REVOKED_POLICY))))
-			now |= DP_REVOKED_POLICY;
-		naks += conn_set_revoked(o, c, prev, now, w != 0);
+		if (!ovl_live(c))
+			continue;
+		naks += conn_policy(o, c, was && c->state < dp.n_states ? was[c->state] : 0);
 	}
 	free(was);
 	dp_xdp_reload(o, old);
-	if (naks && !nak_wait())
-		fprintf(stderr, "revocation: the lcores did not take %u NAK requests within %d ms\n", naks,
-			DP_NAK_WAIT_MS);
+	naks_wait(naks);
+}
+
+void
+dp_acl_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n)
+{
+	unsigned naks = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ovl_conn *c;
+		uint8_t w = 0;
+
+		if (ch[i].to == OVL_NONE)
+			continue;
+		c = &o->conns[ch[i].to];
+		if (ch[i].from != OVL_NONE)
+			w = old->conns[ch[i].from].acl_block ? 2 : 1;
+		naks += conn_policy(o, c, w);
+	}
+	dp_xdp_changes(o, old, ch, n);
+	naks_wait(naks);
 }
 
 const char *
@@ -464,7 +499,7 @@ revoke_locked(const char *params, bool add, struct rte_tel_data *d)
 		return 0;
 	}
 	for (uint32_t i = 0; i < o->n_conns; i++)
-		matched += conn_has_end(o, &o->conns[i], tenant, &k.vip, k.vqpn);
+		matched += ovl_live(&o->conns[i]) && conn_has_end(o, &o->conns[i], tenant, &k.vip, k.vqpn);
 	at = key_find(&k);
 	if (add && !matched) {
 		snprintf(err, sizeof(err), "no connection of tenant \"%.64s\" has an end %s", k.tenant, params);
@@ -489,7 +524,7 @@ revoke_locked(const char *params, bool add, struct rte_tel_data *d)
 		struct dp_conn_state *st = dp_conn_state(c->state);
 		uint32_t prev = __atomic_load_n(&st->egress.revoked, __ATOMIC_RELAXED), now;
 
-		if (!conn_has_end(o, c, tenant, &k.vip, k.vqpn))
+		if (!ovl_live(c) || !conn_has_end(o, c, tenant, &k.vip, k.vqpn))
 			continue;
 		now = (prev & DP_REVOKED_POLICY) | (set_matches(o, c) ? DP_REVOKED_CMD : 0);
 		changed += (now != 0) != (prev != 0);

@@ -186,7 +186,7 @@ op_status(struct out *o)
 	out_add(o, ", \"tenants\": %u, \"endpoints\": %u, \"qps\": %u, \"connections\": %u, \"mrs\": %u, "
 		"\"deltas\": {\"applied\": %" PRIu64 ", \"rejected\": %" PRIu64 ", \"changes\": %" PRIu64 "}}",
 		dp.cfg ? dp.cfg->n_tenants : 0, dp.cfg ? dp.cfg->n_endpoints : 0, dp.cfg ? dp.cfg->n_qps : 0,
-		dp.ovl ? dp.ovl->n_conns : 0, dp.ovl ? dp.ovl->n_mrs : 0, dp_delta_totals.applied,
+		dp.ovl ? dp.ovl->live_conns : 0, dp.ovl ? dp.ovl->live_mrs : 0, dp_delta_totals.applied,
 		dp_delta_totals.rejected, dp_delta_totals.changes);
 	pthread_mutex_unlock(&dp.ctl_lock);
 }

@@ -43,11 +43,17 @@ dp_delta_apply_root(const struct cfg_jv *root, struct dp_delta_report *rep)
 			rep->rr.errs.n = 1;
 		return -1;
 	}
-	c = cfg_delta_apply_root(dp.cfg, root, "request", &rep->rr.errs, &rep->sum);
-	t1 = now_us();
-	rep->check_us = t1 - t0;
-	rep->rr.load_ms = rep->check_us / 1e3;
-	rc = c ? dp_config_publish_locked(c, &rep->rr) : -1;
+	/* In place when the batch allows it (dp_inc.c), else the whole configuration again. */
+	if (dp_inc_delta_locked(root, rep) == 1) {
+		rep->check_us = rep->rr.load_ms * 1e3;
+		rc = 0;
+	} else {
+		c = cfg_delta_apply_root(dp.cfg, root, "request", &rep->rr.errs, &rep->sum);
+		t1 = now_us();
+		rep->check_us = t1 - t0;
+		rep->rr.load_ms = rep->check_us / 1e3;
+		rc = c ? dp_config_publish_locked(c, &rep->rr) : -1;
+	}
 	rep->build_us = rep->rr.build_ms * 1e3;
 	rep->publish_us = rep->rr.publish_ms * 1e3;
 	if (rc == 0) {

@@ -28,7 +28,27 @@
  * Publish @c (taken: kept as dp.cfg, or freed on failure) as dp_config_apply()
  * does after loading a file.  The caller holds dp.ctl_lock.
  */
+struct cfg_jv;
+struct dp_delta_report;
 int dp_config_publish_locked(struct cfg *c, struct dp_reload_report *rep);
+
+/*
+ * Connection state ids (dp_ids.c), under ctl_lock: a zeroed id or OVL_NONE
+ * when all are in use; an id given back now; an id given back once the
+ * shapers have dropped its queued frames; the ids whose queues drained since.
+ */
+uint32_t dp_state_alloc(void);
+void dp_state_release(uint32_t id);
+void dp_state_release_when_drained(uint32_t id);
+void dp_state_drained_release(void);
+
+/*
+ * Incremental changes (dp_inc.c), under ctl_lock: 1 when the batch @root
+ * (checked and found valid) or the reload to @file (taken) was applied in
+ * place; 0 when it must take the whole path (nothing changed).
+ */
+int dp_inc_delta_locked(const struct cfg_jv *root, struct dp_delta_report *rep);
+int dp_inc_reload_locked(struct cfg *file, struct dp_reload_report *rep);
 
 /* What one batch did. */
 struct dp_delta_report {

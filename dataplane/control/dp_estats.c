@@ -50,34 +50,38 @@ dp_estats_init(const struct estats_params *p)
 }
 
 int
+dp_estats_sync_id(uint32_t id)
+{
+	uint32_t ch = id >> DP_ESTATS_CHUNK_SHIFT;
+	struct estats_conn *p;
+	struct estats_conn_cold *cold;
+
+	if (!dp_estats.started || id == OVL_NONE || ch >= DP_ESTATS_CHUNKS || dp_estats.chunks[ch])
+		return 0;
+	p = aligned_alloc(64, sizeof(*p) * CHUNK);
+	cold = aligned_alloc(64, sizeof(*cold) * CHUNK);
+	if (!p || !cold) {
+		free(p);
+		free(cold);
+		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < CHUNK; k++)
+		estats_conn_init(&p[k], &cold[k]);
+	dp_estats.bytes += (sizeof(*p) + sizeof(*cold)) * CHUNK;
+	dp_estats.cold_chunks[ch] = cold;
+	/* The lcores find the chunk, linked and zeroed, through this pointer only. */
+	__atomic_store_n(&dp_estats.chunks[ch], p, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int
 dp_estats_sync(const struct ovl *o)
 {
 	int rc = 0;
 
-	if (!dp_estats.started)
-		return 0;
-	for (uint32_t i = 0; i < o->n_conns; i++) {
-		uint32_t id = o->conns[i].state, ch = id >> DP_ESTATS_CHUNK_SHIFT;
-		struct estats_conn *p;
-		struct estats_conn_cold *cold;
-
-		if (id == OVL_NONE || ch >= DP_ESTATS_CHUNKS || dp_estats.chunks[ch])
-			continue;
-		p = aligned_alloc(64, sizeof(*p) * CHUNK);
-		cold = aligned_alloc(64, sizeof(*cold) * CHUNK);
-		if (!p || !cold) {
-			free(p);
-			free(cold);
+	for (uint32_t i = 0; dp_estats.started && i < o->n_conns; i++)
+		if (ovl_live(&o->conns[i]) && dp_estats_sync_id(o->conns[i].state) < 0)
 			rc = -ENOMEM;
-			continue;
-		}
-		for (uint32_t k = 0; k < CHUNK; k++)
-			estats_conn_init(&p[k], &cold[k]);
-		dp_estats.bytes += (sizeof(*p) + sizeof(*cold)) * CHUNK;
-		dp_estats.cold_chunks[ch] = cold;
-		/* The lcores find the chunk, linked and zeroed, through this pointer only. */
-		__atomic_store_n(&dp_estats.chunks[ch], p, __ATOMIC_RELEASE);
-	}
 	return rc;
 }
 
@@ -145,7 +149,7 @@ dp_estats_tenant_read(const struct ovl *o, uint32_t t, struct estats_conn_stats 
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		const struct estats_conn *c;
 
-		if (o->conns[i].tenant != t || !(c = dp_estats_state(o->conns[i].state)))
+		if (!ovl_live(&o->conns[i]) || o->conns[i].tenant != t || !(c = dp_estats_state(o->conns[i].state)))
 			continue;
 		estats_conn_read(c, one);
 		estats_conn_stats_merge(out, one);
@@ -266,7 +270,7 @@ estats_locked(const struct ovl *o, const char *params, struct rte_tel_data *d)
 		struct rte_tel_data *cd;
 		char key[16];
 
-		if (*f[0] && strcmp(f[0], o->tenants[c->tenant].name))
+		if (!ovl_live(c) || (*f[0] && strcmp(f[0], o->tenants[c->tenant].name)))
 			continue;
 		if (!ec || total++ < start)
 			continue;
@@ -354,7 +358,7 @@ hist_locked(const struct ovl *o, const char *params, struct rte_tel_data *d)
 			return -EINVAL;
 		cfg_ip_format(&want, f[1], sizeof(f[1]));
 		for (uint32_t i = 0; i < o->n_conns && found == OVL_NONE; i++) {
-			if (o->conns[i].tenant != t || o->qps[o->conns[i].l].vqpn != vqpn)
+			if (!ovl_live(&o->conns[i]) || o->conns[i].tenant != t || o->qps[o->conns[i].l].vqpn != vqpn)
 				continue;
 			vip_text(o, o->conns[i].l, ip, sizeof(ip));
 			if (!strcmp(ip, f[1]) && dp_estats_state(o->conns[i].state))

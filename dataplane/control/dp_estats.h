@@ -209,6 +209,9 @@ int dp_estats_init(const struct estats_params *p);
  */
 int dp_estats_sync(const struct ovl *o);
 
+/* The same for one connection state id. */
+int dp_estats_sync_id(uint32_t id);
+
 /*
  * Connection state @id of a tenant in slot @tenant_slot is being freed (no
  * lcore can reach it any more): add it to the tenant's retired totals and

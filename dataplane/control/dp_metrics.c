@@ -284,7 +284,7 @@ estats_conns_put(struct out *o, const struct ovl *ov, struct estats_conn_stats *
 			const struct estats_conn *ec = dp_estats_state(c->state);
 			struct cfg_ip cip = { .ver = e->vip.ver };
 
-			if (!ec)
+			if (!ec || !ovl_live(c))
 				continue;
 			memcpy(cip.b, e->vip.b, sizeof(cip.b));
 			cfg_ip_format(&cip, ip, sizeof(ip));

@@ -114,7 +114,7 @@ forward_eligible(const struct ovl *o, const struct ovl_conn *c)
 	for (uint32_t i = 0; i < o->n_mrs; i++) {
 		const struct ovl_mr *m = &o->mrs[i];
 
-		if (m->tenant == c->tenant && m->endpoint == re &&
+		if (ovl_live(m) && m->tenant == c->tenant && m->endpoint == re &&
 		    (m->target_rkey != m->rkey || m->target_addr != m->addr))
 			return false;
 	}
@@ -378,6 +378,9 @@ poll_locked(uint64_t now)
 		struct ofl_conn *oc = &ofl.conns[c->state];
 		const struct dp_conn_state *st = dp_conn_state(c->state);
 
+		if (!ovl_live(c))
+			continue;
+
 		if (!oc->seen) {
 			oc->seen = true;
 			oc->since = now;
@@ -527,7 +530,7 @@ dp_offload_index_publish(const struct ovl *o)
 		for (uint32_t s = 0; s < n; s++)
 			x->e[s].conn = OVL_NONE;
 		for (uint32_t i = 0; i < o->n_conns; i++)
-			if (o->conns[i].state < n)
+			if (ovl_live(&o->conns[i]) && o->conns[i].state < n)
 				entry_fill(o, i, &x->e[o->conns[i].state]);
 	} else {
 		fprintf(stderr, "offload: no memory for the mark index; MARKed frames take the lookups\n");
@@ -568,7 +571,7 @@ dp_offload_reload(const struct ovl *old, const struct ovl *o)
 	if (map) {
 		memset(map, 0xff, sizeof(*map) * (n ? n : 1));
 		for (uint32_t i = 0; i < o->n_conns; i++)
-			if (o->conns[i].state < n)
+			if (ovl_live(&o->conns[i]) && o->conns[i].state < n)
 				map[o->conns[i].state] = i;
 	}
 	for (uint32_t i = 0; i < old->n_conns; i++) {
@@ -576,7 +579,7 @@ dp_offload_reload(const struct ovl *old, const struct ovl *o)
 		struct ofl_conn *oc;
 		uint32_t ni = map && a->state < n ? map[a->state] : OVL_NONE;
 
-		if (a->state >= ofl.n_conns)
+		if (!ovl_live(a) || a->state >= ofl.n_conns)
 			continue; /* never seen by a poll: it has no rule */
 		oc = &ofl.conns[a->state];
 
@@ -610,6 +613,83 @@ dp_offload_reload(const struct ovl *old, const struct ovl *o)
 			conn_withdraw(oc, "offload disabled by a reload");
 	}
 	free(map);
+}
+
+void
+dp_offload_index_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n)
+{
+	const struct dp_mark_index *was = dp_mark_index;
+	uint32_t ns = dp.n_states;
+	struct dp_mark_index *x = NULL;
+
+	rte_free(ofl.retired);
+	ofl.retired = dp_mark_index;
+	/* Without offload no frame is MARKed: no index to keep. */
+	if (dp.cfg && dp.cfg->offload.enabled && was)
+		x = rte_malloc("mark_index", sizeof(*x) + sizeof(x->e[0]) * (ns ? ns : 1), RTE_CACHE_LINE_SIZE);
+	if (x) {
+		uint32_t keep = RTE_MIN(was->n, ns);
+
+		x->ovl = o;
+		x->n = ns;
+		memcpy(x->e, was->e, sizeof(x->e[0]) * keep);
+		for (uint32_t s = keep; s < ns; s++)
+			x->e[s].conn = OVL_NONE;
+		for (uint32_t i = 0; i < n; i++) {
+			if (ch[i].from != OVL_NONE && old->conns[ch[i].from].state < ns)
+				x->e[old->conns[ch[i].from].state].conn = OVL_NONE;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			if (ch[i].to != OVL_NONE && o->conns[ch[i].to].state < ns)
+				entry_fill(o, ch[i].to, &x->e[o->conns[ch[i].to].state]);
+	}
+	__atomic_store_n(&dp_mark_index, x, __ATOMIC_RELEASE);
+}
+
+void
+dp_offload_changes(const struct ovl *old, const struct ovl *o, const struct ovl_inc_conn *ch, uint32_t n,
+		   bool mrs_changed)
+{
+	bool enabled = dp.cfg && dp.cfg->offload.enabled;
+
+	rte_free(ofl.retired);
+	ofl.retired = NULL;
+	conns_reserve(dp.n_states);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ovl_conn *a = ch[i].from == OVL_NONE ? NULL : &old->conns[ch[i].from];
+		struct ofl_conn *oc;
+
+		if (!a || a->state >= ofl.n_conns)
+			continue; /* new, or never seen by a poll: no rule */
+		oc = &ofl.conns[a->state];
+		if (ch[i].to == OVL_NONE) {
+			conn_withdraw(oc, "connection removed by a delta");
+			for (int s = 0; s < SIDES; s++)
+				side_clear_texts(&oc->side[s]);
+			memset(oc, 0, sizeof(*oc));
+			continue;
+		}
+		conn_withdraw(oc, "connection changed by a delta");
+		for (int s = 0; s < SIDES; s++)
+			if (oc->side[s].state == DP_OFL_REFUSED)
+				side_withdraw(&oc->side[s], NULL);
+		oc->since = ofl.now;
+		oc->seen = true;
+	}
+	/* A forward rule also depends on its tenant's MRs: those a change left are checked again. */
+	for (uint32_t i = 0; enabled && mrs_changed && i < o->n_conns; i++) {
+		const struct ovl_conn *b = &o->conns[i];
+		struct ofl_conn *oc;
+
+		if (!ovl_live(b) || b->state >= ofl.n_conns)
+			continue;
+		oc = &ofl.conns[b->state];
+		if (oc->side[SIDE_TENANT].state == DP_OFL_INSTALLED && oc->side[SIDE_TENANT].kind == DP_OFL_FORWARD &&
+		    !forward_eligible(o, b)) {
+			side_withdraw(&oc->side[SIDE_TENANT], "no longer forwardable (tenant memory changed)");
+			oc->since = ofl.now;
+		}
+	}
 }
 
 void

@@ -145,14 +145,19 @@ offload_locked(const char *params, struct rte_tel_data *d)
 	if (!conns)
 		return -ENOMEM;
 	rte_tel_data_start_dict(conns);
-	for (uint32_t i = start; o && i < o->n_conns && shown < TEL_PAGE; i++, shown++) {
+	uint32_t i;
+
+	for (i = start; o && i < o->n_conns && shown < TEL_PAGE; i++) {
 		const struct ovl_conn *c = &o->conns[i];
 		const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
 		const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
-		struct rte_tel_data *cd = rte_tel_data_alloc();
+		struct rte_tel_data *cd;
 		char ip[CFG_IP_STRLEN];
 
-		if (!cd)
+		if (!ovl_live(c))
+			continue;
+		shown++;
+		if (!(cd = rte_tel_data_alloc()))
 			break;
 		rte_tel_data_start_dict(cd);
 		rte_tel_data_add_dict_string(cd, "tenant", o->tenants[c->tenant].name);
@@ -183,8 +188,11 @@ offload_locked(const char *params, struct rte_tel_data *d)
 	}
 	if (rte_tel_data_add_dict_container(d, "connections", conns, 0))
 		rte_tel_data_free(conns);
-	rte_tel_data_add_dict_u64(d, "total", o ? o->n_conns : 0);
-	rte_tel_data_add_dict_u64(d, "next", o && start + shown < o->n_conns ? start + shown : 0);
+	rte_tel_data_add_dict_u64(d, "total", o ? o->live_conns : 0);
+	/* Keys are slot numbers: after a change, a page may skip some (given-up slots). */
+	while (o && i < o->n_conns && !ovl_live(&o->conns[i]))
+		i++;
+	rte_tel_data_add_dict_u64(d, "next", o && i < o->n_conns ? i : 0);
 	return 0;
 }
 

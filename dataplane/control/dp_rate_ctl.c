@@ -210,8 +210,7 @@ rec_push(struct dp_rate_sync *s, uint32_t *cap, struct rate_rec r)
 
 /* What tenant @t of @o asks of rate control. */
 static int
-tenant_rate_of(const struct ovl *o, uint32_t t, const bool *has_cap, struct dp_tenant_rate *tr,
-	       struct shaper_tenant_params *tp)
+tenant_rate_of(const struct ovl *o, uint32_t t, struct dp_tenant_rate *tr, struct shaper_tenant_params *tp)
 {
 	const struct cfg *c = o->cfg;
 	const struct ovl_tenant *ot = &o->tenants[t];
@@ -220,7 +219,7 @@ tenant_rate_of(const struct ovl *o, uint32_t t, const bool *has_cap, struct dp_t
 	tr->cc = c->dcqcn.enabled;
 	tr->ce_keep = c->dcqcn.ce_keep;
 	tr->cnp_pass = c->dcqcn.cnp_pass;
-	tr->shaped = ot->rate.set || has_cap[t] || tr->cc;
+	tr->shaped = ot->rate.set || ot->n_capped > 0 || tr->cc;
 	if (tr->cc && dcqcn_profile_build(&tr->prof, &c->tenants[t].dcqcn, c->dcqcn.line_rate_bps) != 0)
 		return -EINVAL;
 	tp->rate_bps = ot->rate.set ? ot->rate.bps : 0;
@@ -233,38 +232,70 @@ tenant_rate_of(const struct ovl *o, uint32_t t, const bool *has_cap, struct dp_t
 	return 0;
 }
 
-int
-dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *changed, const uint8_t *kept_conn)
+/* A change list for @o, with every tenant's rates (a handful: they are all sent). */
+static int
+sync_begin(const struct ovl *o, struct dp_rate_sync **out, uint32_t *cap)
 {
-	struct dp_rate_sync *s;
-	bool *has_cap = NULL;
-	uint32_t cap = 0;
+	struct dp_rate_sync *s = calloc(1, sizeof(*s));
 	int rc = -ENOMEM;
 
-	if (!dp.conn_cap)
-		return 0;
-	s = calloc(1, sizeof(*s));
-	has_cap = calloc(o->n_tenants + 1, sizeof(*has_cap));
-	if (!s || !has_cap)
-		goto fail;
+	*out = s;
+	if (!s)
+		return rc;
 	s->ovl = o;
 	s->gen = ++dp_rate_g.gen;
 	s->watchdog_ms = o->cfg->shaping.watchdog_ms;
 	s->tenants = calloc(o->n_tenants + 1, sizeof(*s->tenants));
 	s->tparams = calloc(o->n_tenants + 1, sizeof(*s->tparams));
 	if (!s->tenants || !s->tparams)
-		goto fail;
-	for (uint32_t i = 0; i < o->n_conns; i++)
-		if (o->conns[i].rate_bps)
-			has_cap[o->conns[i].tenant] = true;
+		return rc;
 	for (uint32_t t = 0; t < o->n_tenants; t++) {
-		rc = tenant_rate_of(o, t, has_cap, &s->tenants[t], &s->tparams[t]);
+		rc = tenant_rate_of(o, t, &s->tenants[t], &s->tparams[t]);
 		if (rc == 0)
-			rc = rec_push(s, &cap, (struct rate_rec){ .op = REC_TENANT, .id = o->tenants[t].slot,
-								   .tenant = t });
+			rc = rec_push(s, cap, (struct rate_rec){ .op = REC_TENANT, .id = o->tenants[t].slot, .tenant = t });
 		if (rc)
-			goto fail;
+			return rc;
 	}
+	return 0;
+}
+
+static int
+conn_attach(struct dp_rate_sync *s, uint32_t *cap, const struct ovl *o, const struct ovl_conn *c)
+{
+	return rec_push(s, cap, (struct rate_rec){ .op = REC_ATTACH, .port = c->l_port, .id = c->state,
+						    .tenant = o->tenants[c->tenant].slot, .cap_bps = c->rate_bps });
+}
+
+/* A removed connection: its queued frames leave as conn_removed drops, then its id is free. */
+static int
+conn_remove(struct dp_rate_sync *s, uint32_t *cap, const struct ovl_conn *c)
+{
+	__atomic_store_n(&dp_conn_state(c->state)->egress.draining, 1, __ATOMIC_RELAXED);
+	return rec_push(s, cap, (struct rate_rec){ .op = REC_REMOVE, .port = c->l_port, .id = c->state });
+}
+
+static int
+sync_end(const struct ovl *o, struct dp_rate_sync *s)
+{
+	if (o->cfg->dcqcn.enabled && dp_rate_cc_alloc() < 0)
+		return -ENOMEM;
+	/* The previous list was applied by every lcore (dp_rate_wait). */
+	sync_free(dp.sync);
+	dp.sync = s;
+	return 0;
+}
+
+int
+dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *changed, const uint8_t *kept_conn)
+{
+	struct dp_rate_sync *s;
+	uint32_t cap = 0;
+	int rc;
+
+	if (!dp.conn_cap)
+		return 0;
+	if ((rc = sync_begin(o, &s, &cap)))
+		goto fail;
 	/*
 	 * Connections: new ones attach, kept ones with a new cap take it; all
 	 * of them when DCQCN was switched on or off (their reaction point's
@@ -273,38 +304,56 @@ dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *chang
 	 */
 	bool all = !old || old->cfg->dcqcn.enabled != o->cfg->dcqcn.enabled;
 
-	for (uint32_t i = 0; i < o->n_conns; i++) {
-		const struct ovl_conn *c = &o->conns[i];
-
-		if (!all && !changed[i])
-			continue;
-		if (rec_push(s, &cap, (struct rate_rec){ .op = REC_ATTACH, .port = c->l_port, .id = c->state,
-							 .tenant = o->tenants[c->tenant].slot,
-							 .cap_bps = c->rate_bps }))
+	rc = -ENOMEM;
+	for (uint32_t i = 0; i < o->n_conns; i++)
+		if (ovl_live(&o->conns[i]) && (all || changed[i]) && conn_attach(s, &cap, o, &o->conns[i]))
 			goto fail;
-	}
-	for (uint32_t i = 0; old && i < old->n_conns; i++) {
-		const struct ovl_conn *c = &old->conns[i];
-
-		if (kept_conn[i])
-			continue;
-		__atomic_store_n(&dp_conn_state(c->state)->egress.draining, 1, __ATOMIC_RELAXED);
-		if (rec_push(s, &cap, (struct rate_rec){ .op = REC_REMOVE, .port = c->l_port, .id = c->state }))
+	for (uint32_t i = 0; old && i < old->n_conns; i++)
+		if (ovl_live(&old->conns[i]) && !kept_conn[i] && conn_remove(s, &cap, &old->conns[i]))
 			goto fail;
-	}
-	if (o->cfg->dcqcn.enabled && dp_rate_cc_alloc() < 0)
+	if ((rc = sync_end(o, s)))
 		goto fail;
-	/* The previous list was applied by every lcore (dp_rate_wait). */
-	sync_free(dp.sync);
-	dp.sync = s;
-	free(has_cap);
 	return 0;
 fail:
 	for (uint32_t i = 0; old && i < old->n_conns; i++)
-		if (!kept_conn[i])
+		if (ovl_live(&old->conns[i]) && !kept_conn[i])
 			__atomic_store_n(&dp_conn_state(old->conns[i].state)->egress.draining, 0, __ATOMIC_RELAXED);
 	sync_free(s);
-	free(has_cap);
+	return rc == 0 ? -ENOMEM : rc;
+}
+
+int
+dp_rate_prepare_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n,
+			unsigned what)
+{
+	struct dp_rate_sync *s;
+	uint32_t cap = 0;
+	int rc;
+
+	if (!dp.conn_cap)
+		return 0;
+	if ((rc = sync_begin(o, &s, &cap)))
+		goto fail;
+	rc = -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ovl_conn *to = ch[i].to == OVL_NONE ? NULL : &o->conns[ch[i].to];
+		const struct ovl_conn *from = ch[i].from == OVL_NONE ? NULL : &old->conns[ch[i].from];
+
+		if ((what & DP_RATE_ATTACH) && to && (!from || from->rate_bps != to->rate_bps) &&
+		    conn_attach(s, &cap, o, to))
+			goto fail;
+		if ((what & DP_RATE_REMOVE) && !to && conn_remove(s, &cap, from))
+			goto fail;
+	}
+	if ((rc = sync_end(o, s)))
+		goto fail;
+	return 0;
+fail:
+	for (uint32_t i = 0; (what & DP_RATE_REMOVE) && i < n; i++)
+		if (ch[i].to == OVL_NONE)
+			__atomic_store_n(&dp_conn_state(old->conns[ch[i].from].state)->egress.draining, 0,
+					 __ATOMIC_RELAXED);
+	sync_free(s);
 	return rc == 0 ? -ENOMEM : rc;
 }
 

@@ -22,8 +22,6 @@
 #include "dp_offload.h"
 #include "dp_rate.h"
 
-#define STATE_CHUNK (1u << DP_STATE_CHUNK_SHIFT)
-
 /*
  * The etcd follower (dp_cluster.h) needs libcurl (cluster/), so it is linked
  * only into binaries that configure it (dp_cluster_configure()): these weak
@@ -58,84 +56,6 @@ report_error(struct dp_reload_report *rep, const char *fmt, ...)
 	if (vasprintf(&msg[rep->errs.n], fmt, ap) >= 0)
 		rep->errs.n++;
 	va_end(ap);
-}
-
-/* A zeroed connection state id, or OVL_NONE when all are in use. */
-static uint32_t
-state_alloc(void)
-{
-	uint32_t id;
-
-	if (dp.n_free_states) {
-		id = dp.free_states[--dp.n_free_states];
-	} else {
-		uint32_t chunk = dp.n_states >> DP_STATE_CHUNK_SHIFT;
-
-		/* The shapers have room for --max-connections ids. */
-		if (chunk >= DP_STATE_CHUNKS || (dp.conn_cap && dp.n_states >= dp.conn_cap))
-			return OVL_NONE;
-		if (!dp.conn_chunks[chunk]) {
-			dp.conn_chunks[chunk] = rte_zmalloc("conn_state", sizeof(struct dp_conn_state) * STATE_CHUNK,
-							    RTE_CACHE_LINE_SIZE);
-			if (!dp.conn_chunks[chunk])
-				return OVL_NONE;
-		}
-		/* The free stack can hold every id handed out. */
-		if ((dp.n_states & (STATE_CHUNK - 1)) == 0) {
-			uint32_t *f = realloc(dp.free_states, sizeof(*f) * (dp.n_states + STATE_CHUNK));
-
-			if (!f)
-				return OVL_NONE;
-			dp.free_states = f;
-		}
-		id = dp.n_states++;
-	}
-	memset(dp_conn_state(id), 0, sizeof(struct dp_conn_state));
-	return id;
-}
-
-static void
-state_release(uint32_t id)
-{
-	dp.free_states[dp.n_free_states++] = id;
-}
-
-/* Ids of removed connections whose frames are still queued (dp_rate.h). */
-static struct {
-	uint32_t *id;
-	uint32_t n, cap;
-} draining;
-
-static void
-state_release_when_drained(uint32_t id)
-{
-	if (!__atomic_load_n(&dp_conn_state(id)->egress.draining, __ATOMIC_ACQUIRE)) {
-		state_release(id);
-		return;
-	}
-	if (draining.n == draining.cap) {
-		uint32_t cap = draining.cap ? draining.cap * 2 : 256, *p = realloc(draining.id, sizeof(*p) * cap);
-
-		if (!p)
-			return; /* the id is lost, not reused while in use */
-		draining.id = p;
-		draining.cap = cap;
-	}
-	draining.id[draining.n++] = id;
-}
-
-static void
-drained_release(void)
-{
-	uint32_t k = 0;
-
-	for (uint32_t i = 0; i < draining.n; i++) {
-		if (__atomic_load_n(&dp_conn_state(draining.id[i])->egress.draining, __ATOMIC_ACQUIRE))
-			draining.id[k++] = draining.id[i];
-		else
-			state_release(draining.id[i]);
-	}
-	draining.n = k;
 }
 
 static uint32_t
@@ -251,7 +171,7 @@ assign_ids(struct ovl *o, const struct ovl *old, uint8_t *kept_conn, uint8_t *ke
 				continue;
 			}
 		}
-		c->state = state_alloc();
+		c->state = dp_state_alloc();
 		if (c->state == OVL_NONE)
 			goto fail;
 		fresh_c[i] = 1;
@@ -269,7 +189,7 @@ fail:
 		     "switch can track", o->cfg->path, DP_MAX_TENANTS, dp.conn_cap);
 	for (uint32_t i = 0; fresh_c && i < o->n_conns; i++)
 		if (fresh_c[i] == 1)
-			state_release(o->conns[i].state);
+			dp_state_release(o->conns[i].state);
 	for (uint32_t t = 0; fresh_t && t < o->n_tenants; t++)
 		if (fresh_t[t])
 			dp.tenant_used[o->tenants[t].slot] = false;
@@ -292,10 +212,10 @@ dp_config_publish_locked(struct cfg *c, struct dp_reload_report *rep)
 	uint8_t *kept_conn = NULL, *kept_tenant = NULL;
 	char err[512];
 
-	drained_release();
+	dp_state_drained_release();
 	old = dp.ovl;
-	rep->qps_before = old ? old->n_qps : 0;
-	rep->mrs_before = old ? old->n_mrs : 0;
+	rep->qps_before = old ? old->live_qps : 0;
+	rep->mrs_before = old ? old->live_mrs : 0;
 	if (old && ports_changed(dp.cfg, c, rep))
 		goto reject;
 	o = ovl_build(c, err, sizeof(err));
@@ -335,9 +255,9 @@ dp_config_publish_locked(struct cfg *c, struct dp_reload_report *rep)
 		/* Rules of removed and changed connections go before their ids are freed. */
 		dp_offload_reload(old, o);
 		for (uint32_t i = 0; i < old->n_conns; i++)
-			if (!kept_conn[i]) {
+			if (ovl_live(&old->conns[i]) && !kept_conn[i]) {
 				dp_estats_retire(old->conns[i].state, old->tenants[old->conns[i].tenant].slot);
-				state_release_when_drained(old->conns[i].state);
+				dp_state_release_when_drained(old->conns[i].state);
 				rep->conns_removed++;
 			}
 		for (uint32_t t = 0; t < old->n_tenants; t++)
@@ -377,7 +297,8 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 	rep->load_ms = now_ms() - t0;
 
 	pthread_mutex_lock(&dp.ctl_lock);
-	rc = dp_config_publish_locked(c, rep);
+	/* A file that differs only in endpoints, QPs and MRs is applied as their changes (dp_inc.c). */
+	rc = dp_inc_reload_locked(c, rep) == 1 ? 0 : dp_config_publish_locked(c, rep);
 	if (rc == 0 && (!dp.config_path || strcmp(dp.config_path, path))) {
 		free(dp.config_path);
 		dp.config_path = strdup(path);
@@ -427,18 +348,6 @@ dp_reload_report_json(const struct dp_reload_report *rep, char *buf, size_t len)
 		 rep->load_ms, rep->build_ms, rep->publish_ms, rep->load.read_ms, rep->load.parse_ms,
 		 rep->load.check_ms);
 	return 0;
-}
-
-void
-dp_state_free_all(void)
-{
-	for (uint32_t i = 0; i < DP_STATE_CHUNKS; i++) {
-		rte_free(dp.conn_chunks[i]);
-		dp.conn_chunks[i] = NULL;
-	}
-	free(dp.free_states);
-	dp.free_states = NULL;
-	dp.n_free_states = dp.n_states = 0;
 }
 
 /* The control thread: SIGHUP only sets a flag; the reload runs here. */

@@ -306,7 +306,7 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		struct shaper_conn_stats sh;
 		char key[16], ip[64], rule[RTE_TEL_MAX_STRING_LEN], ops[32];
 
-		if (*tenant && strcmp(tenant, o->tenants[c->tenant].name))
+		if (!ovl_live(c) || (*tenant && strcmp(tenant, o->tenants[c->tenant].name)))
 			continue;
 		if (total++ < start)
 			continue;
@@ -404,7 +404,7 @@ dcqcn_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 			struct dp_cc_snapshot sn;
 			struct rte_tel_data *cd;
 
-			if (strcmp(tenant, o->tenants[o->conns[i].tenant].name))
+			if (!ovl_live(&o->conns[i]) || strcmp(tenant, o->tenants[o->conns[i].tenant].name))
 				continue;
 			if (total++ < start)
 				continue;
@@ -448,7 +448,7 @@ dcqcn_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		for (uint32_t i = 0; i < o->n_conns; i++) {
 			struct dp_cc_snapshot sn;
 
-			if (o->conns[i].tenant != t || !dp_cc_conn_snapshot(o, i, &sn))
+			if (!ovl_live(&o->conns[i]) || o->conns[i].tenant != t || !dp_cc_conn_snapshot(o, i, &sn))
 				continue;
 			conns++;
 			cc_counters_sum(&sum, &sn.ctr);

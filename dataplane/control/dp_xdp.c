@@ -353,7 +353,7 @@ dp_xdp_port_start(uint16_t port_id, const struct ovl *o)
 		fprintf(stderr, "port %s: %s\n", p->name, err);
 	roce_xdp_port_set(p->x, o != NULL ? o->udp_port : 0);
 	for (uint32_t i = 0; o != NULL && i < o->n_conns; i++)
-		if (o->conns[i].acl_block || conn_revoked(&o->conns[i]))
+		if (ovl_live(&o->conns[i]) && (o->conns[i].acl_block || conn_revoked(&o->conns[i])))
 			conn_apply(o, &o->conns[i], true);
 	pthread_mutex_unlock(&xlock);
 	return 0;
@@ -423,17 +423,22 @@ dp_xdp_reload(const struct ovl *o, const struct ovl *old)
 		if (p != NULL)
 			roce_xdp_port_set(p->x, o->udp_port);
 	}
+	uint32_t n_keys = 0;
+
 	if (old != NULL && o->n_conns > 0)
 		keys = malloc(sizeof(*keys) * o->n_conns);
 	if (keys != NULL) {
 		for (uint32_t i = 0; i < o->n_conns; i++)
-			fkey_of(o, &o->conns[i], &keys[i]);
-		qsort(keys, o->n_conns, sizeof(*keys), fkey_cmp);
+			if (ovl_live(&o->conns[i]))
+				fkey_of(o, &o->conns[i], &keys[n_keys++]);
+		qsort(keys, n_keys, sizeof(*keys), fkey_cmp);
 	}
 	/* Removed connections (a tenant gone, a QP gone): their frames stop in the driver. */
 	for (uint32_t i = 0; old != NULL && i < old->n_conns; i++) {
+		if (!ovl_live(&old->conns[i]))
+			continue;
 		fkey_of(old, &old->conns[i], &k);
-		if (keys == NULL || bsearch(&k, keys, o->n_conns, sizeof(*keys), fkey_cmp) == NULL)
+		if (keys == NULL || bsearch(&k, keys, n_keys, sizeof(*keys), fkey_cmp) == NULL)
 			conn_apply(old, &old->conns[i], true);
 	}
 	/*
@@ -446,10 +451,38 @@ dp_xdp_reload(const struct ovl *o, const struct ovl *old)
 		const struct ovl_conn *c = &o->conns[i];
 		bool deny = c->acl_block || conn_revoked(c);
 
-		if (deny || any)
+		if (ovl_live(c) && (deny || any))
 			conn_apply(o, c, deny);
 	}
 	free(keys);
+	pthread_mutex_unlock(&xlock);
+}
+
+void
+dp_xdp_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n)
+{
+	bool any = false, ours = false;
+
+	pthread_mutex_lock(&xlock);
+	for (uint16_t i = 0; i < dp.n_ports; i++) {
+		ours |= xport_of(i) != NULL;
+		any |= xport_of(i) != NULL && roce_xdp_deny_count(xport_of(i)->x) > 0;
+	}
+	/* Removed connections: denied in the driver (a changed one keeps its key, below). */
+	for (uint32_t i = 0; i < n && ours; i++)
+		if (ch[i].to == OVL_NONE)
+			conn_apply(old, &old->conns[ch[i].from], true);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ovl_conn *c;
+		bool deny;
+
+		if (ch[i].to == OVL_NONE || !ours)
+			continue;
+		c = &o->conns[ch[i].to];
+		deny = c->acl_block || conn_revoked(c);
+		if (deny || any)
+			conn_apply(o, c, deny);
+	}
 	pthread_mutex_unlock(&xlock);
 }
 

@@ -41,6 +41,7 @@
 #include <rte_common.h>
 
 #include "ovl.h"
+#include "ovl_inc.h"
 
 #ifdef DP_HAVE_XDP
 
@@ -94,6 +95,9 @@ void dp_xdp_conn_deny(const struct ovl *o, const struct ovl_conn *c, bool deny);
  */
 void dp_xdp_reload(const struct ovl *o, const struct ovl *old);
 
+/* As dp_xdp_reload(), for the connections an incremental change touched (ovl_inc.h). */
+void dp_xdp_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n);
+
 /* Frames the programs dropped by the deny map, over all ports. */
 uint64_t dp_xdp_denied_total(void);
 
@@ -112,6 +116,8 @@ static inline void dp_xdp_port_stop(uint16_t port_id __rte_unused) { }
 static inline void dp_xdp_conn_deny(const struct ovl *o __rte_unused, const struct ovl_conn *c __rte_unused,
 				    bool deny __rte_unused) { }
 static inline void dp_xdp_reload(const struct ovl *o __rte_unused, const struct ovl *old __rte_unused) { }
+static inline void dp_xdp_changes(const struct ovl *o __rte_unused, const struct ovl *old __rte_unused,
+				  const struct ovl_inc_conn *ch __rte_unused, uint32_t n __rte_unused) { }
 static inline uint64_t dp_xdp_denied_total(void) { return 0; }
 static inline int dp_xdp_telemetry_init(void) { return 0; }
 

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Incremental changes on the running switch: a delta batch, or a file reload
+ * whose difference from the running configuration is only endpoints, QPs
+ * and MRs, changes the running overlay in place (overlay/ovl_inc.h) instead
+ * of building a new one, so that its cost follows the change, not the
+ * configuration.  Anything else takes the whole path (dp_config_publish_locked()).
+ *
+ * The order keeps every frame under a mapping in force at that moment, and
+ * every connection's state with its frames:
+ *
+ *   1. the new records are written into free slots (nothing reaches them);
+ *      new connections get state ids, estats, their policy (revocation);
+ *   2. header h1 is published with the shapers' attachments of the new
+ *      connections and their new caps, and every lcore takes it;
+ *   3. the tables change (one store per key: a changed connection is
+ *      never missing), the configuration follows;
+ *   4. header h2 is published with the removals: removed connections'
+ *      queued frames leave as conn_removed drops; after the grace period
+ *      no lcore holds a removed record, whose slot and state id (once its
+ *      queue drained) are free again, and rules of removed and changed
+ *      connections are withdrawn.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_rcu_qsbr.h>
+
+#include "cfg_inc.h"
+#include "dp.h"
+#include "dp_acl.h"
+#include "dp_delta.h"
+#include "dp_estats.h"
+#include "dp_offload.h"
+#include "dp_rate.h"
+#include "ovl_inc.h"
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Room for a copy of header @h (header_copy()), allocated before the point of no return. */
+static struct ovl *
+header_alloc(const struct ovl *h)
+{
+	struct ovl *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->tenants = malloc(sizeof(*d->tenants) * (h->n_tenants + 1));
+	d->ports = malloc(sizeof(*d->ports) * (h->n_ports + 1));
+	if (!d->tenants || !d->ports) {
+		free(d->tenants);
+		free(d->ports);
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* @h as it is now into @d, with @d's own tenants and ports; @d takes the store. */
+static void
+header_copy(struct ovl *d, const struct ovl *h)
+{
+	struct ovl_tenant *t = d->tenants;
+	struct ovl_port *p = d->ports;
+
+	*d = *h;
+	d->tenants = memcpy(t, h->tenants, sizeof(*t) * h->n_tenants);
+	d->ports = memcpy(p, h->ports, sizeof(*p) * h->n_ports);
+	ovl_inc_own(d);
+}
+
+/* Frees a header that does not own its store. */
+static void
+header_free(struct ovl *h)
+{
+	if (!h)
+		return;
+	free(h->tenants);
+	free(h->ports);
+	free(h);
+}
+
+static void
+publish(struct ovl *h)
+{
+	__atomic_store_n(&dp.ovl, h, __ATOMIC_RELEASE);
+	rte_rcu_qsbr_synchronize(dp.qsv, RTE_QSBR_THRID_INVALID);
+	dp_rate_wait();
+}
+
+/*
+ * Apply @ci, checked against dp.cfg: committed into dp.cfg in place, or,
+ * with @next, the configuration that replaces dp.cfg (a reload: taken on
+ * success).  1 when applied; 0 when the overlay cannot take it in place
+ * (nothing changed: the caller takes the whole path).
+ */
+static int
+inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
+{
+	struct ovl *old = dp.ovl, *h1, *h2 = NULL;
+	struct ovl_inc oi;
+	const struct ovl_inc_conn *ch;
+	double t1 = now_ms(), t2;
+	bool mrs = false;
+	uint32_t n;
+	char err[256];
+
+	if (!old || !old->store)
+		return 0;
+	dp_state_drained_release();
+	if (ovl_inc_prepare(old, next ? next : dp.cfg, ci, &oi, err, sizeof(err)) < 0) {
+		ovl_inc_release(&oi);
+		return 0;
+	}
+	h1 = oi.hdr;
+	ch = oi.conns;
+	n = oi.n_conns;
+	/* Stable ids: a changed connection keeps its state, a new one gets a fresh one. */
+	for (uint32_t i = 0; i < n; i++) {
+		struct ovl_conn *c = ch[i].to == OVL_NONE ? NULL : &h1->conns[ch[i].to];
+
+		if (!c)
+			continue;
+		c->state = ch[i].from != OVL_NONE ? old->conns[ch[i].from].state : dp_state_alloc();
+		if (c->state == OVL_NONE || (ch[i].from == OVL_NONE && dp_estats_sync_id(c->state) < 0 &&
+					     (fprintf(stderr, "estats: no memory for a connection; it is not "
+						      "measured\n"), false)))
+			goto undo;
+	}
+	for (uint32_t i = 0; i < ci->n; i++)
+		mrs |= ci->ch[i].kind == CFG_DK_MRS;
+	h2 = header_alloc(h1);
+	if (!h2 || dp_rate_prepare_changes(h1, old, ch, n, DP_RATE_ATTACH) < 0)
+		goto undo;
+	for (uint32_t i = 0; i < n; i++) {
+		if (ch[i].to == OVL_NONE)
+			rep->conns_removed++;
+		else if (ch[i].from == OVL_NONE)
+			rep->conns_added++;
+		else
+			rep->conns_changed++;
+	}
+	rep->conns_kept = old->live_conns - rep->conns_removed - rep->conns_changed;
+	rep->qps_before = old->live_qps;
+	rep->mrs_before = old->live_mrs;
+	t2 = now_ms();
+	rep->build_ms = t2 - t1;
+
+	/* 1-2: the new connections' policy and shapers, before any frame can reach them. */
+	dp_acl_changes(h1, old, ch, n);
+	publish(h1);
+	/* 3: the tables; the configuration follows. */
+	ovl_inc_commit(old, &oi);
+	header_copy(h2, h1);
+	struct cfg *old_cfg = NULL;
+
+	if (next) {
+		old_cfg = dp.cfg;
+		dp.cfg = next;
+	} else {
+		cfg_inc_commit(dp.cfg, ci);
+	}
+	/* 4: the removals, once no lcore can find a removed connection any more. */
+	if (dp_rate_prepare_changes(h2, old, ch, n, DP_RATE_REMOVE) < 0)
+		fprintf(stderr, "delta: no memory to tell the shapers of removed connections\n");
+	dp_offload_index_changes(h2, old, ch, n);
+	publish(h2);
+	dp_offload_changes(old, h2, ch, n, mrs);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ovl_conn *c;
+
+		if (ch[i].to != OVL_NONE)
+			continue;
+		c = &old->conns[ch[i].from];
+		dp_estats_retire(c->state, old->tenants[c->tenant].slot);
+		dp_state_release_when_drained(c->state);
+	}
+	ovl_inc_reclaim(h2);
+	ovl_inc_release(&oi);
+	header_free(old);
+	header_free(h1);
+	cfg_free(old_cfg);
+	rep->qps_after = h2->live_qps;
+	rep->mrs_after = h2->live_mrs;
+	rep->publish_ms = now_ms() - t2;
+	rep->applied = true;
+	return 1;
+
+undo:
+	for (uint32_t i = 0; i < n; i++)
+		if (ch[i].to != OVL_NONE && ch[i].from == OVL_NONE && h1->conns[ch[i].to].state != OVL_NONE)
+			dp_state_release(h1->conns[ch[i].to].state);
+	header_free(h2);
+	ovl_inc_abort(old, &oi);
+	ovl_inc_release(&oi);
+	return 0;
+}
+
+int
+dp_inc_delta_locked(const struct cfg_jv *root, struct dp_delta_report *rep)
+{
+	double t0 = now_ms();
+	struct cfg_inc ci;
+	int rc;
+
+	if (!dp.cfg || cfg_inc_prepare(dp.cfg, root, &ci) != 1)
+		return 0;
+	rep->rr.load_ms = now_ms() - t0;
+	rc = inc_apply(&ci, NULL, &rep->rr);
+	if (rc == 1)
+		rep->sum = ci.sum;
+	cfg_inc_release(&ci);
+	return rc;
+}
+
+int
+dp_inc_reload_locked(struct cfg *file, struct dp_reload_report *rep)
+{
+	struct cfg_inc ci;
+	int rc;
+
+	if (!dp.cfg || cfg_inc_diff(dp.cfg, file, &ci) != 1)
+		return 0;
+	rc = inc_apply(&ci, file, rep);
+	cfg_inc_release(&ci);
+	return rc;
+}
