@@ -13,6 +13,7 @@
 
 #include "cfg_inc_int.h"
 #include "cfg_json.h"
+#include "ovl.h"
 #include "test_cfg_inc.h"
 
 static const char *
@@ -208,6 +209,9 @@ run_both(struct cfg **run, const char *json, struct cfg_inc *out)
 			cfg_errors_print(&errs, stderr);
 			path = BOTH_MISMATCH;
 		} else {
+			char err[256];
+			struct ovl *o;
+
 			cfg_inc_commit(*run, &inc);
 			canon_build(*run, true, &a);
 			canon_build(full, true, &b);
@@ -215,6 +219,12 @@ run_both(struct cfg **run, const char *json, struct cfg_inc *out)
 				fprintf(stderr, "results differ (or the indexes do) after:\n%s\n", json);
 				path = BOTH_MISMATCH;
 			}
+			/* The result in place is one that the overlay builds. */
+			if (!(o = ovl_build(*run, err, sizeof(err)))) {
+				fprintf(stderr, "the overlay refuses the result (%s) after:\n%s\n", err, json);
+				path = BOTH_MISMATCH;
+			}
+			ovl_free(o);
 			canon_free(&a);
 			canon_free(&b);
 		}
