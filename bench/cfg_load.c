@@ -22,34 +22,11 @@
 
 #include <jansson.h>
 
+#include "bench_stats.h"
 #include "cfg.h"
 #include "json_libs.h"
 
 #define MAX_ROUNDS 64
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static char *
 slurp(const char *path, size_t *len)
@@ -102,10 +79,10 @@ main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++) {
 		struct cfg_load_times t;
 		struct cfg_errors errs = { 0 };
-		double t0 = now_ms();
+		double t0 = bench_now_ms();
 		struct cfg *c = cfg_load_file_timed(argv[1], &errs, &t);
 
-		tot[r] = now_ms() - t0;
+		tot[r] = bench_now_ms() - t0;
 		if (!c) {
 			cfg_errors_print(&errs, stderr);
 			return 1;
@@ -123,8 +100,8 @@ main(int argc, char **argv)
 	}
 	printf("{\"bench\": \"cfg-load\", \"file\": \"%s\", \"bytes\": %zu, \"qps\": %u, \"read_ms\": %.2f, "
 	       "\"parse_ms\": %.2f, \"check_ms\": %.2f, \"total_ms\": %.2f}\n",
-	       argv[1], len, qps, median(rd, rounds), median(pa, rounds), median(ck, rounds),
-	       median(tot, rounds));
+	       argv[1], len, qps, bench_median(rd, rounds), bench_median(pa, rounds), bench_median(ck, rounds),
+	       bench_median(tot, rounds));
 
 	struct json_lib libs[16];
 	int n = 0;
@@ -137,15 +114,15 @@ main(int argc, char **argv)
 		double ms[MAX_ROUNDS];
 
 		for (int r = 0; r < rounds; r++) {
-			double t0 = now_ms();
+			double t0 = bench_now_ms();
 
 			if (libs[i].parse(text, len) < 0) {
 				fprintf(stderr, "%s: cannot parse %s\n", libs[i].name, argv[1]);
 				return 1;
 			}
-			ms[r] = now_ms() - t0;
+			ms[r] = bench_now_ms() - t0;
 		}
-		double m = median(ms, rounds);
+		double m = bench_median(ms, rounds);
 
 		printf("{\"bench\": \"json-parse\", \"library\": \"%s\", \"ms\": %.2f, \"mb_per_s\": %.1f, "
 		       "\"tree\": %s}\n",

@@ -317,6 +317,7 @@ struct cfg {
 	struct cfg_ecmp ecmp;           /* top-level optional "ecmp" */
 	struct cfg_acl *acls;
 	uint32_t n_acls;
+	void *inc;              /* cfg_inc.c's indexes, built on first use; NULL in every new cfg */
 };
 
 /*

@@ -234,40 +234,53 @@ delete_tenants(struct cfg_dl *d, const struct cfg_jv *v, const struct cfg_path *
 	}
 }
 
-/* "delete.endpoints", "delete.qps" or "delete.mrs": keys of running records. */
-static void
-delete_records(struct cfg_dl *d, int k, const struct cfg_jv *v, const struct cfg_path *p)
+bool
+cfg_dl_key_parse(struct cfg_diag *dg, const struct cfg_jv *e, const struct cfg_path *p, int k, int *tenant,
+		 struct cfg_ip *vip, uint32_t *id)
 {
 	static const struct {
 		const struct cfg_field *tab;
 		unsigned n;
-		const char *what;
 	} kinds[CFG_DK_N] = {
-		[CFG_DK_ENDPOINTS] = { ep_key_fields, CFG_DIM(ep_key_fields), "endpoint" },
-		[CFG_DK_QPS] = { qp_key_fields, CFG_DIM(qp_key_fields), "qp" },
-		[CFG_DK_MRS] = { mr_key_fields, CFG_DIM(mr_key_fields), "mr" },
+		[CFG_DK_ENDPOINTS] = { ep_key_fields, CFG_DIM(ep_key_fields) },
+		[CFG_DK_QPS] = { qp_key_fields, CFG_DIM(qp_key_fields) },
+		[CFG_DK_MRS] = { mr_key_fields, CFG_DIM(mr_key_fields) },
 	};
+	struct dl_key key = { .tenant = -1 };
+
+	if (!cfg_j_is_obj(e)) {
+		cfg_err(dg, p, "expected an object");
+		return false;
+	}
+	if (cfg_obj_parse(dg, e, p, kinds[k].tab, kinds[k].n, &key, NULL) != CFG_BIT(kinds[k].n) - 1)
+		return false;
+	*tenant = key.tenant;
+	*vip = key.vip;
+	*id = key.id;
+	return true;
+}
+
+/* "delete.endpoints", "delete.qps" or "delete.mrs": keys of running records. */
+static void
+delete_records(struct cfg_dl *d, int k, const struct cfg_jv *v, const struct cfg_path *p)
+{
+	static const char *const what[CFG_DK_N] = { NULL, "endpoint", "qp", "mr" };
 	struct cfg_dl_set *s = &d->set[k];
 
 	for (uint32_t i = 0; v && i < v->n; i++) {
 		struct cfg_path ep = { .up = p, .key = NULL, .idx = i };
 		const struct cfg_jv *e = cfg_j_at(v, i);
 		struct dl_key key = { .tenant = -1 };
-		uint64_t all = CFG_BIT(kinds[k].n) - 1;
 		int64_t j;
 
 		d->ld.dg.rank = 1;
 		d->ld.dg.rec = i;
-		if (!cfg_j_is_obj(e)) {
-			cfg_err(&d->ld.dg, &ep, "expected an object");
-			continue;
-		}
-		if (cfg_obj_parse(&d->ld.dg, e, &ep, kinds[k].tab, kinds[k].n, &key, NULL) != all)
+		if (!cfg_dl_key_parse(&d->ld.dg, e, &ep, k, &key.tenant, &key.vip, &key.id))
 			continue;
 		d->sum.deleted[k]++;
 		j = set_find(d, k, &key);
 		if (j < 0)
-			cfg_err(&d->ld.dg, &ep, "no such %s", kinds[k].what);
+			cfg_err(&d->ld.dg, &ep, "no such %s", what[k]);
 		else if (s->del[j] >= 0)
 			cfg_err(&d->ld.dg, &ep, "deleted already by delete.%s[%d]", cfg_dl_kind_names[k], s->del[j]);
 		else

@@ -420,6 +420,7 @@ cfg_dl_finish(struct cfg_dl *d)
 		return NULL;
 	}
 	*c = *run;
+	c->inc = NULL;
 	c->tenants = NULL;
 	c->ports = NULL;
 	c->endpoints = NULL;

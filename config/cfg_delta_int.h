@@ -45,6 +45,14 @@ extern const char *const cfg_dl_kind_names[CFG_DK_N];
 uint32_t cfg_dl_key_hash(int tenant, const struct cfg_ip *vip, uint32_t id);
 
 /*
+ * The key of the delete entry @e (at @p) of kind @k (not tenants): true
+ * when it is an object with every key field valid, else reported in @dg
+ * (whose ref_ctx resolves the tenant).
+ */
+bool cfg_dl_key_parse(struct cfg_diag *dg, const struct cfg_jv *e, const struct cfg_path *p, int k, int *tenant,
+		      struct cfg_ip *vip, uint32_t *id);
+
+/*
  * Report @msg about the field @field (NULL: the whole record) of record @i
  * of kind @k: by its path in the request if it came from it, else by its
  * key as it runs.

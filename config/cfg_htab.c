@@ -65,10 +65,10 @@ htab_place(struct cfg_hslot *slot, uint32_t mask, uint32_t hash, uint32_t val)
 }
 
 int
-cfg_htab_add(struct cfg_htab *h, uint32_t hash, uint32_t idx)
+cfg_htab_reserve(struct cfg_htab *h, uint32_t n)
 {
-	if (h->slot == NULL || (uint64_t)(h->n + 1) * 2 > (uint64_t)h->mask + 1) {
-		uint32_t size = htab_size_for(h->n + 1);
+	if (h->slot == NULL || (uint64_t)n * 2 > (uint64_t)h->mask + 1) {
+		uint32_t size = htab_size_for(n);
 		struct cfg_hslot *ns;
 
 		if (size == 0 || (ns = calloc(size, sizeof(*ns))) == NULL)
@@ -82,8 +82,67 @@ cfg_htab_add(struct cfg_htab *h, uint32_t hash, uint32_t idx)
 		h->slot = ns;
 		h->mask = size - 1;
 	}
+	return 0;
+}
+
+int
+cfg_htab_add(struct cfg_htab *h, uint32_t hash, uint32_t idx)
+{
+	if (cfg_htab_reserve(h, h->n + 1) < 0)
+		return -1;
 	htab_place(h->slot, h->mask, hash, idx + 1);
 	h->n++;
+	return 0;
+}
+
+/* The slot that holds @idx under @hash, or -1. */
+static int64_t
+htab_slot_of(const struct cfg_htab *h, uint32_t hash, uint32_t idx)
+{
+	if (h->slot == NULL)
+		return -1;
+	for (uint32_t i = hash & h->mask; h->slot[i].val != 0; i = (i + 1) & h->mask)
+		if (h->slot[i].val == idx + 1 && h->slot[i].hash == hash)
+			return i;
+	return -1;
+}
+
+int
+cfg_htab_remove(struct cfg_htab *h, uint32_t hash, uint32_t idx)
+{
+	int64_t s = htab_slot_of(h, hash, idx);
+	uint32_t hole, j;
+
+	if (s < 0)
+		return -1;
+	/*
+	 * Backward-shift deletion: an entry after the hole moves into it when
+	 * its home slot is not between the hole and itself (cyclically), so
+	 * every probe sequence stays unbroken.
+	 */
+	hole = (uint32_t)s;
+	for (j = (hole + 1) & h->mask; h->slot[j].val != 0; j = (j + 1) & h->mask) {
+		uint32_t home = h->slot[j].hash & h->mask;
+
+		if (((j - home) & h->mask) >= ((j - hole) & h->mask)) {
+			h->slot[hole] = h->slot[j];
+			hole = j;
+		}
+	}
+	h->slot[hole].val = 0;
+	h->slot[hole].hash = 0;
+	h->n--;
+	return 0;
+}
+
+int
+cfg_htab_move(struct cfg_htab *h, uint32_t hash, uint32_t idx, uint32_t to)
+{
+	int64_t s = htab_slot_of(h, hash, idx);
+
+	if (s < 0)
+		return -1;
+	h->slot[s].val = to + 1;
 	return 0;
 }
 

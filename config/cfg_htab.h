@@ -45,6 +45,21 @@ int64_t cfg_htab_lookup(const struct cfg_htab *h, uint32_t hash, cfg_htab_match_
  */
 int cfg_htab_add(struct cfg_htab *h, uint32_t hash, uint32_t idx);
 
+/* Make room for @n entries in all, so that adding up to them cannot fail. Returns 0 or -1. */
+int cfg_htab_reserve(struct cfg_htab *h, uint32_t n);
+
+/*
+ * Remove the entry of the record at @idx, added under @hash. Returns 0, or
+ * -1 if there is none. The entries after it move back (no tombstones).
+ */
+int cfg_htab_remove(struct cfg_htab *h, uint32_t hash, uint32_t idx);
+
+/*
+ * The record at @idx, added under @hash, is now at @to: its entry follows.
+ * Returns 0, or -1 if there is no such entry.
+ */
+int cfg_htab_move(struct cfg_htab *h, uint32_t hash, uint32_t idx, uint32_t to);
+
 /* 64-bit FNV-1a over @len bytes, continuing from @h (start with CFG_HASH_SEED). */
 #define CFG_HASH_SEED 0xcbf29ce484222325ull
 uint64_t cfg_hash_bytes(uint64_t h, const void *p, size_t len);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cfg.h"
+#include "cfg_inc.h"
 #include "cfg_util.h"
 
 int
@@ -162,5 +163,6 @@ cfg_free(struct cfg *c)
 	free(c->acls);
 	free(c->dcqcn.profile);
 	free(c->path);
+	cfg_inc_index_free(c);
 	free(c);
 }
