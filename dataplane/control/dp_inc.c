@@ -11,15 +11,19 @@
  *
  *   1. the new records are written into free slots (nothing reaches them);
  *      new connections get state ids, estats, their policy (revocation);
- *   2. header h1 is published with the shapers' attachments of the new
- *      connections and their new caps, and every lcore takes it;
+ *   2. when connections are added or change caps, a new header is
+ *      published with the shapers' attachments, and every lcore takes it;
  *   3. the tables change (one store per key: a changed connection is
  *      never missing), the configuration follows;
- *   4. header h2 is published with the removals: removed connections'
- *      queued frames leave as conn_removed drops; after the grace period
- *      no lcore holds a removed record, whose slot and state id (once its
- *      queue drained) are free again, and rules of removed and changed
- *      connections are withdrawn.
+ *   4. when connections are removed, a header is published after the tables
+ *      with the removals: removed connections' queued frames leave as
+ *      conn_removed drops; after the grace period no lcore holds a removed
+ *      record, whose slot and state id (once its queue drained) are free
+ *      again, and rules of removed and changed connections are withdrawn.
+ *      A batch with neither publishes its header here too.
+ *
+ * So a batch waits for one grace period, or two when it both adds and
+ * removes connections.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,11 +110,12 @@ publish(struct ovl *h)
 static int
 inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 {
-	struct ovl *old = dp.ovl, *h1, *h2 = NULL;
+	struct ovl *old = dp.ovl, *h1, *h2 = NULL, *last;
+	struct cfg *old_cfg = NULL;
 	struct ovl_inc oi;
-	const struct ovl_inc_conn *ch;
+	const struct ovl_inc_conn *ch = NULL;
 	double t1 = now_ms(), t2;
-	bool mrs = false;
+	bool mrs = false, attach = false, remove = false;
 	uint32_t n;
 	char err[256];
 
@@ -128,18 +133,25 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 	for (uint32_t i = 0; i < n; i++) {
 		struct ovl_conn *c = ch[i].to == OVL_NONE ? NULL : &h1->conns[ch[i].to];
 
-		if (!c)
+		if (!c) {
+			remove = true;
 			continue;
-		c->state = ch[i].from != OVL_NONE ? old->conns[ch[i].from].state : dp_state_alloc();
-		if (c->state == OVL_NONE || (ch[i].from == OVL_NONE && dp_estats_sync_id(c->state) < 0 &&
-					     (fprintf(stderr, "estats: no memory for a connection; it is not "
-						      "measured\n"), false)))
+		}
+		if (ch[i].from != OVL_NONE) {
+			c->state = old->conns[ch[i].from].state;
+			attach |= old->conns[ch[i].from].rate_bps != c->rate_bps;
+			continue;
+		}
+		attach = true;
+		if ((c->state = dp_state_alloc()) == OVL_NONE)
 			goto undo;
+		if (dp_estats_sync_id(c->state) < 0)
+			fprintf(stderr, "estats: no memory for a connection; it is not measured\n");
 	}
 	for (uint32_t i = 0; i < ci->n; i++)
 		mrs |= ci->ch[i].kind == CFG_DK_MRS;
-	h2 = header_alloc(h1);
-	if (!h2 || dp_rate_prepare_changes(h1, old, ch, n, DP_RATE_ATTACH) < 0)
+	if (attach && (dp_rate_prepare_changes(h1, old, ch, n, DP_RATE_ATTACH) < 0 ||
+		       (remove && !(h2 = header_alloc(h1)))))
 		goto undo;
 	for (uint32_t i = 0; i < n; i++) {
 		if (ch[i].to == OVL_NONE)
@@ -155,26 +167,39 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 	t2 = now_ms();
 	rep->build_ms = t2 - t1;
 
-	/* 1-2: the new connections' policy and shapers, before any frame can reach them. */
+	/*
+	 * Nothing can fail from here.  1-2: the new connections' policy, and
+	 * their shapers in a header of their own, before any frame can reach them.
+	 */
 	dp_acl_changes(h1, old, ch, n);
-	publish(h1);
+	if (attach) {
+		if (!remove)
+			dp_offload_index_changes(h1, old, ch, n);
+		publish(h1);
+	}
 	/* 3: the tables; the configuration follows. */
 	ovl_inc_commit(old, &oi);
-	header_copy(h2, h1);
-	struct cfg *old_cfg = NULL;
-
 	if (next) {
 		old_cfg = dp.cfg;
 		dp.cfg = next;
 	} else {
 		cfg_inc_commit(dp.cfg, ci);
 	}
-	/* 4: the removals, once no lcore can find a removed connection any more. */
-	if (dp_rate_prepare_changes(h2, old, ch, n, DP_RATE_REMOVE) < 0)
-		fprintf(stderr, "delta: no memory to tell the shapers of removed connections\n");
-	dp_offload_index_changes(h2, old, ch, n);
-	publish(h2);
-	dp_offload_changes(old, h2, ch, n, mrs);
+	/* 4: the removals, in the header after the tables: no lcore can find a removed connection. */
+	last = h1;
+	if (remove) {
+		if (attach) {
+			header_copy(h2, h1);
+			last = h2;
+		}
+		if (dp_rate_prepare_changes(last, old, ch, n, DP_RATE_REMOVE) < 0)
+			fprintf(stderr, "delta: no memory to tell the shapers of removed connections\n");
+	}
+	if (!attach || remove) {
+		dp_offload_index_changes(last, old, ch, n);
+		publish(last);
+	}
+	dp_offload_changes(old, last, ch, n, mrs);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ovl_conn *c;
 
@@ -184,13 +209,14 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 		dp_estats_retire(c->state, old->tenants[c->tenant].slot);
 		dp_state_release_when_drained(c->state);
 	}
-	ovl_inc_reclaim(h2);
+	ovl_inc_reclaim(last);
 	ovl_inc_release(&oi);
 	header_free(old);
-	header_free(h1);
+	if (last != h1)
+		header_free(h1);
 	cfg_free(old_cfg);
-	rep->qps_after = h2->live_qps;
-	rep->mrs_after = h2->live_mrs;
+	rep->qps_after = last->live_qps;
+	rep->mrs_after = last->live_mrs;
 	rep->publish_ms = now_ms() - t2;
 	rep->applied = true;
 	return 1;
