@@ -384,6 +384,7 @@ struct dp_reload_report {
 	uint32_t qps_before, qps_after, mrs_before, mrs_after;
 	double load_ms, build_ms, publish_ms;
 	struct cfg_load_times load;   /* load_ms split: read, parse, check (file reloads) */
+	bool incremental;             /* applied in place (dp_inc.c), not by a whole build */
 };
 
 /*

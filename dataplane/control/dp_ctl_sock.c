@@ -141,10 +141,10 @@ op_apply(struct out *o, const struct cfg_jv *root)
 		out_add(o, "%s\"%s\": %u", k ? ", " : "", kinds[k], rep.sum.deleted[k]);
 	out_add(o, "}, \"connections\": {\"added\": %u, \"removed\": %u, \"changed\": %u, \"kept\": %u}, "
 		"\"tenants\": {\"added\": %u, \"removed\": %u}, \"qps\": %u, \"mrs\": %u, "
-		"\"check_us\": %.1f, \"build_us\": %.1f, \"publish_us\": %.1f}",
+		"\"check_us\": %.1f, \"build_us\": %.1f, \"publish_us\": %.1f, \"incremental\": %s}",
 		rep.rr.conns_added, rep.rr.conns_removed, rep.rr.conns_changed, rep.rr.conns_kept,
 		rep.rr.tenants_added, rep.rr.tenants_removed, rep.rr.qps_after, rep.rr.mrs_after, rep.check_us,
-		rep.build_us, rep.publish_us);
+		rep.build_us, rep.publish_us, rep.rr.incremental ? "true" : "false");
 	dp_delta_report_free(&rep);
 }
 

@@ -219,6 +219,7 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 	rep->mrs_after = last->live_mrs;
 	rep->publish_ms = now_ms() - t2;
 	rep->applied = true;
+	rep->incremental = true;
 	return 1;
 
 undo:
@@ -254,9 +255,14 @@ dp_inc_reload_locked(struct cfg *file, struct dp_reload_report *rep)
 	struct cfg_inc ci;
 	int rc;
 
+	double t0 = now_ms(), diff_ms;
+
 	if (!dp.cfg || cfg_inc_diff(dp.cfg, file, &ci) != 1)
 		return 0;
+	diff_ms = now_ms() - t0;
 	rc = inc_apply(&ci, file, rep);
+	/* The difference is part of building the change. */
+	rep->build_ms += diff_ms;
 	cfg_inc_release(&ci);
 	return rc;
 }

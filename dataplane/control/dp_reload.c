@@ -342,11 +342,12 @@ dp_reload_report_json(const struct dp_reload_report *rep, char *buf, size_t len)
 		 "{\"result\": \"applied\", \"connections\": {\"added\": %u, \"removed\": %u, \"changed\": %u, "
 		 "\"kept\": %u}, \"tenants\": {\"added\": %u, \"removed\": %u}, \"qps\": {\"before\": %u, "
 		 "\"after\": %u}, \"mrs\": {\"before\": %u, \"after\": %u}, \"load_ms\": %.3f, \"build_ms\": %.3f, "
-		 "\"publish_ms\": %.3f, \"read_ms\": %.3f, \"parse_ms\": %.3f, \"check_ms\": %.3f}",
+		 "\"publish_ms\": %.3f, \"read_ms\": %.3f, \"parse_ms\": %.3f, \"check_ms\": %.3f, "
+		 "\"incremental\": %s}",
 		 rep->conns_added, rep->conns_removed, rep->conns_changed, rep->conns_kept, rep->tenants_added,
 		 rep->tenants_removed, rep->qps_before, rep->qps_after, rep->mrs_before, rep->mrs_after,
 		 rep->load_ms, rep->build_ms, rep->publish_ms, rep->load.read_ms, rep->load.parse_ms,
-		 rep->load.check_ms);
+		 rep->load.check_ms, rep->incremental ? "true" : "false");
 	return 0;
 }
 

@@ -532,6 +532,7 @@ tel_reload(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, "read_us", (uint64_t)(rep.load.read_ms * 1000));
 		rte_tel_data_add_dict_u64(d, "parse_us", (uint64_t)(rep.load.parse_ms * 1000));
 		rte_tel_data_add_dict_u64(d, "check_us", (uint64_t)(rep.load.check_ms * 1000));
+		rte_tel_data_add_dict_u64(d, "incremental", rep.incremental);
 	}
 	dp_reload_report_free(&rep);
 	return 0;
