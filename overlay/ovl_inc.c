@@ -411,7 +411,7 @@ static int
 priv_init(struct priv *p, const struct ovl *h, uint32_t n)
 {
 	for (int t = 0; t < T_N; t++)
-		if (ovl_tab_init(&p->map[t], 8 * n + 16, 50))
+		if (ovl_tab_init(&p->map[t], 4 * n + 16, 50))
 			return -1;
 	/* Zero pages until written: the cost is the slots this batch touches. */
 	p->new_qp = calloc(h->store->qps.cap, 1);
