@@ -36,8 +36,8 @@ bool canon_equal(const struct canon *a, const struct canon *b);
 /* True if the indexes beside @c find every record of @c where it is. */
 bool index_consistent(const struct cfg *c);
 
-/* What a batch did on each path. */
-enum both_path { BOTH_INC, BOTH_FULL, BOTH_REJECTED, BOTH_MISMATCH };
+/* What a batch did on each path; BOTH_SYNTAX: the request is not JSON. */
+enum both_path { BOTH_INC, BOTH_FULL, BOTH_REJECTED, BOTH_MISMATCH, BOTH_SYNTAX };
 
 /*
  * Run the request @json against *@run through cfg_inc_prepare() and through

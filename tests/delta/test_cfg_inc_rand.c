@@ -230,7 +230,7 @@ void
 test_inc_random(void)
 {
 	const char *seed = getenv("INC_SEED"), *count = getenv("INC_BATCHES");
-	uint32_t n = count ? (uint32_t)atoi(count) : 4000, paths[4] = { 0 };
+	uint32_t n = count ? (uint32_t)atoi(count) : 4000, paths[5] = { 0 };
 	static struct batch b;
 	static char json[sizeof(b) + 4096];
 	struct cfg *c = cfg_load_string(base, "base", NULL);
@@ -247,13 +247,14 @@ test_inc_random(void)
 			one_op(&b, c);
 		p = run_both(&c, render(&b, json, sizeof(json)), NULL);
 		paths[p]++;
-		if (p == BOTH_MISMATCH)
+		if (p == BOTH_MISMATCH || p == BOTH_SYNTAX)
 			break;
 	}
 	printf("\n  %u batches: incremental %u, full path %u, rejected %u, mismatches %u; %u endpoints, %u qps, "
 	       "%u mrs at the end\n", n, paths[BOTH_INC], paths[BOTH_FULL], paths[BOTH_REJECTED], paths[BOTH_MISMATCH],
 	       c->n_endpoints, c->n_qps, c->n_mrs);
 	CU_ASSERT_EQUAL(paths[BOTH_MISMATCH], 0);
+	CU_ASSERT_EQUAL(paths[BOTH_SYNTAX], 0);
 	/* Most valid batches take the incremental path; both paths and rejections all occur. */
 	CU_ASSERT(paths[BOTH_INC] > 4 * paths[BOTH_FULL]);
 	CU_ASSERT(paths[BOTH_FULL] > 0 && paths[BOTH_REJECTED] > n / 10);
