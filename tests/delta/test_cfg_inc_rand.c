@@ -6,7 +6,7 @@
  * path must accept it with the same result as a set of records (peers and
  * endpoints resolved to keys); whenever the full path rejects one,
  * cfg_inc_prepare() must have said no.  The batches draw from small pools of
- * vips, vqpns, pqpns and psrqns so that collisions, missing peers and
+ * vips (IPv4 and IPv6), hosts, vqpns, pqpns and psrqns so that collisions, missing peers and
  * endpoints still in use come up often.  INC_SEED and INC_BATCHES in the
  * environment change the seed (default 1) and the count (default 4000).
  */
@@ -69,10 +69,14 @@ add(struct batch *b, int del, int k, const char *fmt, ...)
 static const char *const tenants[] = { "blue", "red" };
 static const char *const types[] = { "rc", "uc", "ud", "xrc_ini", "xrc_tgt" };
 
+/* Vips 0 to 8 are IPv4, the rest IPv6. */
 static void
 vip_of(uint32_t i, char *buf)
 {
-	snprintf(buf, 32, "10.1.0.%" PRIu32, 1 + i);
+	if (i < 9)
+		snprintf(buf, 32, "10.1.0.%" PRIu32, 1 + i);
+	else
+		snprintf(buf, 32, "fd00::%" PRIx32, 1 + i);
 }
 
 static const char *
@@ -189,8 +193,8 @@ one_op(struct batch *b, const struct cfg *c)
 				 PRIu32 "}", s ? ", " : "", s + 1, 700 + rnd(12));
 		vip_of(rnd(12), v1);
 		if (rnd(4))
-			add(b, 0, CFG_DK_ENDPOINTS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"host\": \"10.0.0.%" PRIu32
-			    "\", \"xrc_srqs\": [%s]}", tenants[t], v1, 2 + rnd(2), srq);
+			add(b, 0, CFG_DK_ENDPOINTS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"host\": \"%s\", "
+			    "\"xrc_srqs\": [%s]}", tenants[t], v1, rnd(3) ? (rnd(2) ? "10.0.0.2" : "10.0.0.3") : "fd01::3", srq);
 		else
 			add(b, 0, CFG_DK_ENDPOINTS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"host\": \"10.0.0.1\", "
 			    "\"port\": \"%s\", \"mac\": \"02:00:00:00:cc:01\", \"xrc_srqs\": [%s]}", tenants[t], v1,
