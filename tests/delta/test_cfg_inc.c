@@ -14,6 +14,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "cfg_htab.h"
 #include "cfg_json.h"
 #include "test_cfg_inc.h"
 
@@ -313,6 +314,61 @@ test_diff(void)
 	cfg_free(file);
 }
 
+/* The htab's keys here are the values themselves; hashes collide on purpose (few distinct). */
+static bool
+val_match(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const uint32_t *)ctx)[idx] == *(const uint32_t *)key;
+}
+
+static void
+test_htab_remove_move(void)
+{
+	enum { N = 600 };
+	static uint32_t val[N];
+	static bool in[N];
+	struct cfg_htab h;
+	uint64_t rng = 7;
+
+	CU_ASSERT_FATAL(cfg_htab_init(&h, 4) == 0);
+	for (uint32_t i = 0; i < N; i++) {
+		val[i] = i;
+		CU_ASSERT_FATAL(cfg_htab_add(&h, i % 13 * 0x9e3779b1u, i) == 0);
+		in[i] = true;
+	}
+	/* Remove a random half, in random order; then move some of the rest. */
+	for (uint32_t n = 0; n < N / 2; n++) {
+		uint32_t i;
+
+		do {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			i = (uint32_t)(rng >> 33) % N;
+		} while (!in[i]);
+		CU_ASSERT(cfg_htab_remove(&h, i % 13 * 0x9e3779b1u, i) == 0);
+		in[i] = false;
+	}
+	CU_ASSERT_EQUAL(h.n, N / 2);
+	CU_ASSERT(cfg_htab_remove(&h, 0, N + 1) == -1);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t key = i;
+		int64_t j = cfg_htab_lookup(&h, i % 13 * 0x9e3779b1u, val_match, val, &key);
+
+		CU_ASSERT(in[i] ? j == (int64_t)i : j == -1);
+	}
+	/* Record i moves to the free place N - 1 - i when that one is out. */
+	for (uint32_t i = 0; i < N / 2; i++) {
+		uint32_t to = N - 1 - i, key = i;
+
+		if (!in[i] || in[to] || to % 13 != i % 13)
+			continue;
+		CU_ASSERT(cfg_htab_move(&h, i % 13 * 0x9e3779b1u, i, to) == 0);
+		val[to] = i;
+		val[i] = UINT32_MAX;
+		CU_ASSERT_EQUAL(cfg_htab_lookup(&h, i % 13 * 0x9e3779b1u, val_match, val, &key), (int64_t)to);
+	}
+	cfg_htab_free(&h);
+}
+
 int
 main(void)
 {
@@ -329,6 +385,7 @@ main(void)
 	CU_add_test(s, "every error class", test_errors);
 	CU_add_test(s, "file reload as a change list", test_diff);
 	CU_add_test(s, "random batches on both paths", test_inc_random);
+	CU_add_test(s, "hash index: remove and move", test_htab_remove_move);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();
