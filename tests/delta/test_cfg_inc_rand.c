@@ -242,9 +242,25 @@ test_inc_random(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	rng = seed ? strtoull(seed, NULL, 0) : 1;
 	rng = rng * 0x9e3779b97f4a7c15ull + 1;
+	struct cfg *snap = cfg_dup(c);
+	uint32_t diffs[2] = { 0 };
+
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t ops = 1 + rnd(4);
 		enum both_path p;
+
+		/* Every 10 batches, the file reload's diff from the configuration 10 batches ago. */
+		if (i % 10 == 9) {
+			struct cfg *file = cfg_dup(c);
+			int d = diff_agrees(snap, file);
+
+			CU_ASSERT(d >= 0);
+			if (d < 0)
+				break;
+			diffs[d]++;
+			cfg_free(snap);
+			snap = file;
+		}
 
 		memset(&b, 0, sizeof(b));
 		for (uint32_t o = 0; o < ops; o++)
@@ -257,6 +273,9 @@ test_inc_random(void)
 	printf("\n  %u batches: incremental %u, full path %u, rejected %u, mismatches %u; %u endpoints, %u qps, "
 	       "%u mrs at the end\n", n, paths[BOTH_INC], paths[BOTH_FULL], paths[BOTH_REJECTED], paths[BOTH_MISMATCH],
 	       c->n_endpoints, c->n_qps, c->n_mrs);
+	printf("  file diffs: %u as change lists, %u declined (an endpoint modified)\n", diffs[1], diffs[0]);
+	CU_ASSERT(diffs[1] > 0);
+	cfg_free(snap);
 	CU_ASSERT_EQUAL(paths[BOTH_MISMATCH], 0);
 	CU_ASSERT_EQUAL(paths[BOTH_SYNTAX], 0);
 	/* Most valid batches take the incremental path; both paths and rejections all occur. */
