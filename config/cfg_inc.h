@@ -78,11 +78,20 @@ int cfg_inc_prepare(struct cfg *run, const struct cfg_jv *root, struct cfg_inc *
  * the caller then runs @file in place of @run (do not cfg_inc_commit() it).
  * @file's indexes are built here, so the next cfg_inc_prepare() on it is
  * quick.  0 when something else differs (ports, tenants, neighbors, ACLs,
- * top-level sections); -1: out of memory.
+ * top-level sections); -1: out of memory.  @run's records are only read;
+ * its indexes are built on first use, as by cfg_inc_prepare().  @inc->sum
+ * counts the records of @file added or replaced as put, and those of @run
+ * that @file does not hold as deleted.
  */
 int cfg_inc_diff(const struct cfg *run, struct cfg *file, struct cfg_inc *inc);
 
-/* Apply @inc, prepared against @run, to @run in place; its indexes follow. */
+/*
+ * Apply @inc, prepared against @run, to @run in place; its indexes follow.
+ * Records stay compact: an add appends, a delete moves the last record of
+ * its array into the hole, and an array that must grow is reallocated, so
+ * pointers and indexes into @run's records are not kept across a commit
+ * (the "peer" and "endpoint" fields are kept right).
+ */
 void cfg_inc_commit(struct cfg *run, struct cfg_inc *inc);
 
 void cfg_inc_release(struct cfg_inc *inc);

@@ -14,6 +14,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "cfg_htab.h"
 #include "cfg_json.h"
 #include "test_cfg_inc.h"
 
@@ -231,45 +232,6 @@ test_errors(void)
 	CU_ASSERT_EQUAL(run_both(&run, over, NULL), BOTH_REJECTED);
 }
 
-/* Apply @inc's changes to the record lines of @c, as the overlay sees them: by key. */
-static bool
-apply_lines(const struct cfg *c, const struct cfg_inc *inc, struct canon *cn)
-{
-	char old[512], new[512];
-
-	for (uint32_t i = 0; i < inc->n; i++) {
-		const struct cfg_inc_change *ch = &inc->ch[i];
-		int32_t at = -1;
-
-		if (ch->op != CFG_INC_ADD)
-			canon_rec(c, ch->kind, &ch->old, old, sizeof(old));
-		if (ch->op != CFG_INC_DELETE)
-			canon_rec(c, ch->kind, &ch->new, new, sizeof(new));
-		for (uint32_t j = 0; ch->op != CFG_INC_ADD && j < cn->n; j++)
-			if (!strcmp(cn->line[j], old))
-				at = (int32_t)j;
-		if (ch->op != CFG_INC_ADD && at < 0)
-			return false;
-		if (ch->op == CFG_INC_DELETE) {
-			free(cn->line[at]);
-			cn->line[at] = cn->line[--cn->n];
-		} else if (ch->op == CFG_INC_REPLACE) {
-			free(cn->line[at]);
-			cn->line[at] = strdup(new);
-		} else {
-			cn->line = realloc(cn->line, sizeof(*cn->line) * (cn->n + 1));
-			cn->line[cn->n++] = strdup(new);
-		}
-	}
-	return true;
-}
-
-static int
-cmp_line(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void
 test_diff(void)
 {
@@ -292,7 +254,6 @@ test_diff(void)
 	canon_build(run, false, &a);
 	canon_build(file, false, &b);
 	CU_ASSERT_FATAL(apply_lines(run, &inc, &a));
-	qsort(a.line, a.n, sizeof(*a.line), cmp_line);
 	CU_ASSERT(canon_equal(&a, &b));
 	canon_free(&a);
 	canon_free(&b);
@@ -313,6 +274,61 @@ test_diff(void)
 	cfg_free(file);
 }
 
+/* The htab's keys here are the values themselves; hashes collide on purpose (few distinct). */
+static bool
+val_match(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const uint32_t *)ctx)[idx] == *(const uint32_t *)key;
+}
+
+static void
+test_htab_remove_move(void)
+{
+	enum { N = 600 };
+	static uint32_t val[N];
+	static bool in[N];
+	struct cfg_htab h;
+	uint64_t rng = 7;
+
+	CU_ASSERT_FATAL(cfg_htab_init(&h, 4) == 0);
+	for (uint32_t i = 0; i < N; i++) {
+		val[i] = i;
+		CU_ASSERT_FATAL(cfg_htab_add(&h, i % 13 * 0x9e3779b1u, i) == 0);
+		in[i] = true;
+	}
+	/* Remove a random half, in random order; then move some of the rest. */
+	for (uint32_t n = 0; n < N / 2; n++) {
+		uint32_t i;
+
+		do {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			i = (uint32_t)(rng >> 33) % N;
+		} while (!in[i]);
+		CU_ASSERT(cfg_htab_remove(&h, i % 13 * 0x9e3779b1u, i) == 0);
+		in[i] = false;
+	}
+	CU_ASSERT_EQUAL(h.n, N / 2);
+	CU_ASSERT(cfg_htab_remove(&h, 0, N + 1) == -1);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t key = i;
+		int64_t j = cfg_htab_lookup(&h, i % 13 * 0x9e3779b1u, val_match, val, &key);
+
+		CU_ASSERT(in[i] ? j == (int64_t)i : j == -1);
+	}
+	/* Record i moves to the free place N - 1 - i when that one is out. */
+	for (uint32_t i = 0; i < N / 2; i++) {
+		uint32_t to = N - 1 - i, key = i;
+
+		if (!in[i] || in[to] || to % 13 != i % 13)
+			continue;
+		CU_ASSERT(cfg_htab_move(&h, i % 13 * 0x9e3779b1u, i, to) == 0);
+		val[to] = i;
+		val[i] = UINT32_MAX;
+		CU_ASSERT_EQUAL(cfg_htab_lookup(&h, i % 13 * 0x9e3779b1u, val_match, val, &key), (int64_t)to);
+	}
+	cfg_htab_free(&h);
+}
+
 int
 main(void)
 {
@@ -329,6 +345,7 @@ main(void)
 	CU_add_test(s, "every error class", test_errors);
 	CU_add_test(s, "file reload as a change list", test_diff);
 	CU_add_test(s, "random batches on both paths", test_inc_random);
+	CU_add_test(s, "hash index: remove and move", test_htab_remove_move);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();

@@ -33,11 +33,26 @@ void canon_rec(const struct cfg *c, int k, const void *rec, char *buf, size_t le
 /* True if @a and @b hold the same lines; prints the first difference. */
 bool canon_equal(const struct canon *a, const struct canon *b);
 
+/*
+ * Apply @inc's changes to the lines of @c (canon_build(@c, false)) as the
+ * overlay sees them, by key, and sort them again. False if a change does
+ * not find the record it replaces or deletes.
+ */
+bool apply_lines(const struct cfg *c, const struct cfg_inc *inc, struct canon *cn);
+
+/*
+ * cfg_inc_diff(@run, @file) checked: 1 if it gave the change list and
+ * @run's records with it applied are @file's; 0 if it declined and an
+ * endpoint differs between the two (in these tests nothing else does);
+ * -1 otherwise.
+ */
+int diff_agrees(const struct cfg *run, struct cfg *file);
+
 /* True if the indexes beside @c find every record of @c where it is. */
 bool index_consistent(const struct cfg *c);
 
-/* What a batch did on each path. */
-enum both_path { BOTH_INC, BOTH_FULL, BOTH_REJECTED, BOTH_MISMATCH };
+/* What a batch did on each path; BOTH_SYNTAX: the request is not JSON. */
+enum both_path { BOTH_INC, BOTH_FULL, BOTH_REJECTED, BOTH_MISMATCH, BOTH_SYNTAX };
 
 /*
  * Run the request @json against *@run through cfg_inc_prepare() and through

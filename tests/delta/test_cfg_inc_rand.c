@@ -6,7 +6,7 @@
  * path must accept it with the same result as a set of records (peers and
  * endpoints resolved to keys); whenever the full path rejects one,
  * cfg_inc_prepare() must have said no.  The batches draw from small pools of
- * vips, vqpns, pqpns and psrqns so that collisions, missing peers and
+ * vips (IPv4 and IPv6), hosts, vqpns, pqpns and psrqns so that collisions, missing peers and
  * endpoints still in use come up often.  INC_SEED and INC_BATCHES in the
  * environment change the seed (default 1) and the count (default 4000).
  */
@@ -69,10 +69,14 @@ add(struct batch *b, int del, int k, const char *fmt, ...)
 static const char *const tenants[] = { "blue", "red" };
 static const char *const types[] = { "rc", "uc", "ud", "xrc_ini", "xrc_tgt" };
 
+/* Vips 0 to 8 are IPv4, the rest IPv6. */
 static void
 vip_of(uint32_t i, char *buf)
 {
-	snprintf(buf, 32, "10.1.0.%" PRIu32, 1 + i);
+	if (i < 9)
+		snprintf(buf, 32, "10.1.0.%" PRIu32, 1 + i);
+	else
+		snprintf(buf, 32, "fd00::%" PRIx32, 1 + i);
 }
 
 static const char *
@@ -189,8 +193,8 @@ one_op(struct batch *b, const struct cfg *c)
 				 PRIu32 "}", s ? ", " : "", s + 1, 700 + rnd(12));
 		vip_of(rnd(12), v1);
 		if (rnd(4))
-			add(b, 0, CFG_DK_ENDPOINTS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"host\": \"10.0.0.%" PRIu32
-			    "\", \"xrc_srqs\": [%s]}", tenants[t], v1, 2 + rnd(2), srq);
+			add(b, 0, CFG_DK_ENDPOINTS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"host\": \"%s\", "
+			    "\"xrc_srqs\": [%s]}", tenants[t], v1, rnd(3) ? (rnd(2) ? "10.0.0.2" : "10.0.0.3") : "fd01::3", srq);
 		else
 			add(b, 0, CFG_DK_ENDPOINTS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"host\": \"10.0.0.1\", "
 			    "\"port\": \"%s\", \"mac\": \"02:00:00:00:cc:01\", \"xrc_srqs\": [%s]}", tenants[t], v1,
@@ -230,7 +234,7 @@ void
 test_inc_random(void)
 {
 	const char *seed = getenv("INC_SEED"), *count = getenv("INC_BATCHES");
-	uint32_t n = count ? (uint32_t)atoi(count) : 4000, paths[4] = { 0 };
+	uint32_t n = count ? (uint32_t)atoi(count) : 4000, paths[5] = { 0 };
 	static struct batch b;
 	static char json[sizeof(b) + 4096];
 	struct cfg *c = cfg_load_string(base, "base", NULL);
@@ -238,22 +242,42 @@ test_inc_random(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	rng = seed ? strtoull(seed, NULL, 0) : 1;
 	rng = rng * 0x9e3779b97f4a7c15ull + 1;
+	struct cfg *snap = cfg_dup(c);
+	uint32_t diffs[2] = { 0 };
+
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t ops = 1 + rnd(4);
 		enum both_path p;
+
+		/* Every 10 batches, the file reload's diff from the configuration 10 batches ago. */
+		if (i % 10 == 9) {
+			struct cfg *file = cfg_dup(c);
+			int d = diff_agrees(snap, file);
+
+			CU_ASSERT(d >= 0);
+			if (d < 0)
+				break;
+			diffs[d]++;
+			cfg_free(snap);
+			snap = file;
+		}
 
 		memset(&b, 0, sizeof(b));
 		for (uint32_t o = 0; o < ops; o++)
 			one_op(&b, c);
 		p = run_both(&c, render(&b, json, sizeof(json)), NULL);
 		paths[p]++;
-		if (p == BOTH_MISMATCH)
+		if (p == BOTH_MISMATCH || p == BOTH_SYNTAX)
 			break;
 	}
 	printf("\n  %u batches: incremental %u, full path %u, rejected %u, mismatches %u; %u endpoints, %u qps, "
 	       "%u mrs at the end\n", n, paths[BOTH_INC], paths[BOTH_FULL], paths[BOTH_REJECTED], paths[BOTH_MISMATCH],
 	       c->n_endpoints, c->n_qps, c->n_mrs);
+	printf("  file diffs: %u as change lists, %u declined (an endpoint modified)\n", diffs[1], diffs[0]);
+	CU_ASSERT(diffs[1] > 0);
+	cfg_free(snap);
 	CU_ASSERT_EQUAL(paths[BOTH_MISMATCH], 0);
+	CU_ASSERT_EQUAL(paths[BOTH_SYNTAX], 0);
 	/* Most valid batches take the incremental path; both paths and rejections all occur. */
 	CU_ASSERT(paths[BOTH_INC] > 4 * paths[BOTH_FULL]);
 	CU_ASSERT(paths[BOTH_FULL] > 0 && paths[BOTH_REJECTED] > n / 10);
