@@ -44,10 +44,40 @@ struct priv {
 	struct fixup *fix;
 	uint32_t n_fix, cap_fix;
 	uint32_t *conn_of_new;          /* for fixups: the new conn slot, by fixup index */
-	uint8_t *new_qp, *carried;      /* by slot: a QP of this batch; a connection carried on */
+	struct ovl_table marks;         /* QP slots of this batch, connections carried on (mark()) */
+	bool marks_full;
 };
 
 enum { K_EP, K_QP, K_CONN, K_MR, K_SRQ };
+
+/* Slots the batch marks, in a set the size of the batch. */
+enum { M_NEW_QP = 1, M_CARRIED = 2 };
+
+static struct ovl_key
+mark_key(int what, uint32_t id)
+{
+	return (struct ovl_key){ { id, 0, (uint64_t)what } };
+}
+
+static void
+mark(struct priv *p, int what, uint32_t id)
+{
+	struct ovl_key k = mark_key(what, id);
+
+	/* A full set only makes marked() say no: the batch then takes the whole build. */
+	if (p->marks.used * 4 < (p->marks.mask + 1) * 3)
+		ovl_tab_set(&p->marks, &k, 1);
+	else
+		p->marks_full = true;
+}
+
+static bool
+marked(struct priv *p, int what, uint32_t id)
+{
+	struct ovl_key k = mark_key(what, id);
+
+	return ovl_tab_find(&p->marks, &k) != NULL;
+}
 
 #define FAIL(...) do { snprintf(err, err_len, __VA_ARGS__); goto fail; } while (0)
 
@@ -150,7 +180,7 @@ slot_take(struct priv *p, struct ovl *h, int kind)
 		return OVL_NONE;
 	p->alloc[kind][p->n_alloc[kind]++] = id;
 	if (kind == K_QP)
-		p->new_qp[id] = 1;
+		mark(p, M_NEW_QP, id);
 	return id;
 }
 
@@ -396,7 +426,7 @@ conn_build(struct priv *p, struct ovl_inc *oi, struct ovl *h, uint32_t l, uint32
 	if (old != OVL_NONE && !same_peer(h, &h->conns[old], cn))
 		old = OVL_NONE;
 	if (old != OVL_NONE)
-		p->carried[old] = 1;
+		mark(p, M_CARRIED, old);
 	if (conn_push(oi, old, id))
 		FAIL("out of memory");
 	tenant_count(h, cn->tenant, 0, 0, (rate ? 1 : 0) - (old != OVL_NONE && h->conns[old].rate_bps ? 1 : 0));
@@ -413,10 +443,8 @@ priv_init(struct priv *p, const struct ovl *h, uint32_t n)
 	for (int t = 0; t < T_N; t++)
 		if (ovl_tab_init(&p->map[t], 4 * n + 16, 50))
 			return -1;
-	/* Zero pages until written: the cost is the slots this batch touches. */
-	p->new_qp = calloc(h->store->qps.cap, 1);
-	p->carried = calloc(h->store->conns.cap, 1);
-	return p->new_qp && p->carried ? 0 : -1;
+	(void)h;
+	return ovl_tab_init(&p->marks, 4 * n + 16, 50);
 }
 
 /* Would the planned keys overfill a table?  The lcores' tables stay at most 3/4 full, by_qp 7/8. */
@@ -532,7 +560,7 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 			FAIL("a QP's peer not found");
 		q->peer = r;
 		/* A running peer points back at the record this one replaces: it is pointed here. */
-		if (!p->new_qp[r]) {
+		if (!marked(p, M_NEW_QP, r)) {
 			if (grow((void **)&p->fix, &p->cap_fix, p->n_fix, sizeof(*p->fix)))
 				FAIL("out of memory");
 			p->fix[p->n_fix++] = (struct fixup){ .qp = r, .peer = new_qp[i] };
@@ -577,7 +605,7 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 	for (uint32_t i = 0; i < p->n_retire[K_CONN]; i++) {
 		uint32_t from = p->retire[K_CONN][i];
 
-		if (!p->carried[from]) {
+		if (!marked(p, M_CARRIED, from)) {
 			if (conn_push(oi, from, OVL_NONE))
 				FAIL("out of memory");
 			tenant_count(h, h->conns[from].tenant, 0, 0, h->conns[from].rate_bps ? -1 : 0);
@@ -626,7 +654,7 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 			h->live_mrs++;
 		}
 	}
-	if (tables_full(p, h))
+	if (p->marks_full || tables_full(p, h))
 		FAIL("a table would be too full");
 	free(new_qp);
 	free(old_conn);
@@ -736,8 +764,7 @@ ovl_inc_release(struct ovl_inc *oi)
 		free(p->ops);
 		free(p->fix);
 		free(p->conn_of_new);
-		free(p->new_qp);
-		free(p->carried);
+		free(p->marks.slots);
 		free(p);
 	}
 	free(oi->conns);
