@@ -490,6 +490,13 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 	memcpy(h->ports, o->ports, sizeof(*h->ports) * o->n_ports);
 	if (ovl_header_fill(h, c, err, err_len) < 0)
 		goto fail;
+	/* A batch the store has no room for is known at once (a reload that changes everything). */
+	uint32_t puts = 0;
+
+	for (uint32_t i = 0; i < ci->n; i++)
+		puts += ci->ch[i].kind == CFG_DK_QPS && ci->ch[i].op != CFG_INC_DELETE;
+	if (puts > h->store->qps.n_free + (h->store->qps.cap - h->n_qps))
+		FAIL("no room for %u more QPs", puts);
 	if (priv_init(p, h, ci->n))
 		FAIL("out of memory");
 	new_qp = calloc(ci->n + 1, sizeof(*new_qp));
