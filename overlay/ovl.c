@@ -278,7 +278,7 @@ ovl_xrc_build(struct ovl *o, char *err, size_t err_len)
 	}
 	o->store->srqs.cap = ovl_room(n);
 	o->srqs = calloc(o->store->srqs.cap, sizeof(*o->srqs));
-	if (!o->srqs || table_init(&o->by_srq, ovl_room(n + local)))
+	if (!o->srqs || table_init(&o->by_srq, n + local))
 		FAIL("out of memory");
 	for (uint32_t i = 0; i < c->n_endpoints; i++) {
 		const struct ovl_endpoint *e = &o->endpoints[i];
@@ -514,25 +514,28 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 	o->n_endpoints = c->n_endpoints;
 	o->n_qps = c->n_qps;
 	st->eps.cap = ovl_room(c->n_endpoints);
-	st->qps.cap = st->conns.cap = ovl_room(c->n_qps);
+	st->qps.cap = ovl_room(c->n_qps);
 	st->mrs.cap = ovl_room(c->n_mrs);
 	o->tenants = calloc(c->n_tenants + 1, sizeof(*o->tenants));
 	o->ports = calloc(c->n_ports + 1, sizeof(*o->ports));
 	o->endpoints = calloc(st->eps.cap, sizeof(*o->endpoints));
 	o->qps = calloc(st->qps.cap, sizeof(*o->qps));
-	o->conns = calloc(st->conns.cap, sizeof(*o->conns));
 	o->mrs = calloc(st->mrs.cap, sizeof(*o->mrs));
-	if (!o->tenants || !o->ports || !o->endpoints || !o->qps || !o->conns || !o->mrs)
+	if (!o->tenants || !o->ports || !o->endpoints || !o->qps || !o->mrs)
 		FAIL("out of memory");
 	for (uint32_t i = 0; i < c->n_tenants; i++)
 		o->tenants[i].slot = OVL_NONE;
 	if (ovl_header_fill(o, c, err, err_len) < 0)
 		goto fail;
 
-	/* by_ep holds two keys per endpoint: its vip, and its host (OVL_EP_HOST). */
-	if (table_init(&o->by_ep, 2 * st->eps.cap) || table_init(&o->by_tenant, st->qps.cap) ||
-	    table_init(&o->by_fabric, st->qps.cap) || table_init(&o->by_mr, st->mrs.cap) ||
-	    ovl_tab_init(&st->by_qp, st->qps.cap, OVL_BY_QP_LOAD))
+	/*
+	 * by_ep holds two keys per endpoint: its vip, and its host (OVL_EP_HOST).
+	 * The tables are built at most half full: changes in place fill them up
+	 * to three quarters (ovl_inc.c).
+	 */
+	if (table_init(&o->by_ep, 2 * c->n_endpoints) || table_init(&o->by_tenant, c->n_qps) ||
+	    table_init(&o->by_fabric, c->n_qps) || table_init(&o->by_mr, c->n_mrs) ||
+	    ovl_tab_init(&st->by_qp, c->n_qps, OVL_BY_QP_LOAD))
 		FAIL("out of memory");
 
 	for (uint32_t i = 0; i < c->n_endpoints; i++) {
@@ -566,6 +569,13 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		goto fail;
 
 	/* Connections: each local QP with a peer. */
+	uint32_t n_conns = 0;
+
+	for (uint32_t i = 0; i < c->n_qps; i++)
+		n_conns += o->qps[i].local && o->qps[i].peer != OVL_NONE;
+	st->conns.cap = ovl_room(n_conns);
+	if (!(o->conns = calloc(st->conns.cap, sizeof(*o->conns))))
+		FAIL("out of memory");
 	for (uint32_t i = 0; i < c->n_qps; i++) {
 		struct ovl_qp *l = &o->qps[i];
 		struct ovl_conn *cn = &o->conns[o->n_conns];

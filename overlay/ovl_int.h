@@ -28,7 +28,7 @@ struct ovl_store {
 };
 
 /* The load factor of by_qp at its build (percent); the lcores' tables have 50. */
-#define OVL_BY_QP_LOAD 75
+#define OVL_BY_QP_LOAD 60
 
 /* A table of room for @n keys at @load_pct percent. */
 int ovl_tab_init(struct ovl_table *t, uint32_t n, unsigned load_pct);
