@@ -65,6 +65,13 @@ int dp_rate_prepare(const struct ovl *o, const struct ovl *old, const uint8_t *c
  * connections' queues dropped), published after.
  */
 enum { DP_RATE_ATTACH = 1, DP_RATE_REMOVE = 2 };
+
+/*
+ * Does tenant @t of @o go through the shapers (a rate, a capped connection,
+ * or DCQCN)?  Frames of a tenant that does not bypass them, so its new
+ * connections need no attachment before they forward.
+ */
+bool dp_rate_tenant_shaped(const struct ovl *o, uint32_t t);
 int dp_rate_prepare_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n,
 			    unsigned what);
 void dp_rate_wait(void);

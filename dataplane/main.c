@@ -593,6 +593,7 @@ main(int argc, char **argv)
 	dp_acl_fini();
 	dp_state_free_all();
 	dp_estats_free();
+	dp_inc_fini();
 	ovl_free(dp.ovl);
 	cfg_free(dp.cfg);
 	free(dp.config_path);

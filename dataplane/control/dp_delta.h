@@ -50,6 +50,9 @@ void dp_state_drained_release(void);
 int dp_inc_delta_locked(const struct cfg_jv *root, struct dp_delta_report *rep);
 int dp_inc_reload_locked(struct cfg *file, struct dp_reload_report *rep);
 
+/* At exit, once the lcores have stopped: what dp_inc.c still holds. */
+void dp_inc_fini(void);
+
 /* What one batch did. */
 struct dp_delta_report {
 	struct dp_reload_report rr;   /* connections and tenants added, removed, kept; errors */

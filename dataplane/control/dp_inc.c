@@ -93,6 +93,82 @@ header_free(struct ovl *h)
 	free(h);
 }
 
+/* Headers replaced without waiting, freed once a grace period has passed since. */
+static struct {
+	struct ovl *h;
+	uint64_t token;
+} later[256];
+static uint32_t n_later;
+
+/* Free the headers whose grace period is over (all of them with @wait). */
+static void
+later_free(bool wait)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n_later; i++) {
+		if (rte_rcu_qsbr_check(dp.qsv, later[i].token, wait) == 1)
+			header_free(later[i].h);
+		else
+			later[k++] = later[i];
+	}
+	n_later = k;
+}
+
+static void
+header_free_later(struct ovl *h)
+{
+	if (!dp.qsv || !dp.running) {
+		header_free(h);
+		return;
+	}
+	if (n_later == RTE_DIM(later))
+		later_free(true);
+	later[n_later].h = h;
+	later[n_later++].token = rte_rcu_qsbr_start(dp.qsv);
+}
+
+void
+dp_inc_fini(void)
+{
+	/* The lcores have stopped. */
+	for (uint32_t i = 0; i < n_later; i++)
+		header_free(later[i].h);
+	n_later = 0;
+}
+
+/*
+ * A batch of additions only, whose connections' tenants are not shaped
+ * (dp_rate_tenant_shaped()), with offload off (the MARK index of the header
+ * before would have to outlive a grace period): it needs no wait.
+ */
+static bool
+adds_only(const struct cfg_inc *ci, const struct ovl *h, const struct ovl_inc_conn *ch, uint32_t n)
+{
+	if (!dp.qsv || (dp.cfg && dp.cfg->offload.enabled))
+		return false;
+	for (uint32_t i = 0; i < ci->n; i++)
+		if (ci->ch[i].op != CFG_INC_ADD)
+			return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (ch[i].from != OVL_NONE || ch[i].to == OVL_NONE ||
+		    dp_rate_tenant_shaped(h, h->conns[ch[i].to].tenant))
+			return false;
+	return true;
+}
+
+/* The configuration follows the tables: @ci committed in place, or @next in dp.cfg's place. */
+static void
+cfg_commit(struct cfg_inc *ci, struct cfg *next, struct cfg **old_cfg)
+{
+	if (next) {
+		*old_cfg = dp.cfg;
+		dp.cfg = next;
+	} else {
+		cfg_inc_commit(dp.cfg, ci);
+	}
+}
+
 static void
 publish(struct ovl *h)
 {
@@ -122,6 +198,7 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 	if (!old || !old->store)
 		return 0;
 	dp_state_drained_release();
+	later_free(false);
 	if (ovl_inc_prepare(old, next ? next : dp.cfg, ci, &oi, err, sizeof(err)) < 0) {
 		ovl_inc_release(&oi);
 		return 0;
@@ -150,8 +227,8 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 	}
 	for (uint32_t i = 0; i < ci->n; i++)
 		mrs |= ci->ch[i].kind == CFG_DK_MRS;
-	if (attach && (dp_rate_prepare_changes(h1, old, ch, n, DP_RATE_ATTACH) < 0 ||
-		       (remove && !(h2 = header_alloc(h1)))))
+	if (attach && ((remove && !(h2 = header_alloc(h1))) ||
+		       dp_rate_prepare_changes(h1, old, ch, n, DP_RATE_ATTACH) < 0))
 		goto undo;
 	for (uint32_t i = 0; i < n; i++) {
 		if (ch[i].to == OVL_NONE)
@@ -172,6 +249,22 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 	 * their shapers in a header of their own, before any frame can reach them.
 	 */
 	dp_acl_changes(h1, old, ch, n);
+	if (adds_only(ci, h1, ch, n)) {
+		/*
+		 * Only new connections, of tenants whose frames bypass the shapers:
+		 * a frame may reach them before an lcore has taken their
+		 * attachment.  The batch is in force at the commit; the old header
+		 * goes after a grace period that nobody waits for.
+		 */
+		__atomic_store_n(&dp.ovl, h1, __ATOMIC_RELEASE);
+		ovl_inc_commit(old, &oi);
+		cfg_commit(ci, next, &old_cfg);
+		ovl_inc_release(&oi);
+		header_free_later(old);
+		cfg_free(old_cfg);
+		last = h1;
+		goto done;
+	}
 	if (attach) {
 		if (!remove)
 			dp_offload_index_changes(h1, old, ch, n);
@@ -179,12 +272,7 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 	}
 	/* 3: the tables; the configuration follows. */
 	ovl_inc_commit(old, &oi);
-	if (next) {
-		old_cfg = dp.cfg;
-		dp.cfg = next;
-	} else {
-		cfg_inc_commit(dp.cfg, ci);
-	}
+	cfg_commit(ci, next, &old_cfg);
 	/* 4: the removals, in the header after the tables: no lcore can find a removed connection. */
 	last = h1;
 	if (remove) {
@@ -215,6 +303,7 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 	if (last != h1)
 		header_free(h1);
 	cfg_free(old_cfg);
+done:
 	rep->qps_after = last->live_qps;
 	rep->mrs_after = last->live_mrs;
 	rep->publish_ms = now_ms() - t2;

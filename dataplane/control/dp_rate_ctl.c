@@ -208,6 +208,12 @@ rec_push(struct dp_rate_sync *s, uint32_t *cap, struct rate_rec r)
 }
 
 
+bool
+dp_rate_tenant_shaped(const struct ovl *o, uint32_t t)
+{
+	return o->tenants[t].rate.set || o->tenants[t].n_capped > 0 || o->cfg->dcqcn.enabled;
+}
+
 /* What tenant @t of @o asks of rate control. */
 static int
 tenant_rate_of(const struct ovl *o, uint32_t t, struct dp_tenant_rate *tr, struct shaper_tenant_params *tp)
@@ -219,7 +225,7 @@ tenant_rate_of(const struct ovl *o, uint32_t t, struct dp_tenant_rate *tr, struc
 	tr->cc = c->dcqcn.enabled;
 	tr->ce_keep = c->dcqcn.ce_keep;
 	tr->cnp_pass = c->dcqcn.cnp_pass;
-	tr->shaped = ot->rate.set || ot->n_capped > 0 || tr->cc;
+	tr->shaped = dp_rate_tenant_shaped(o, t);
 	if (tr->cc && dcqcn_profile_build(&tr->prof, &c->tenants[t].dcqcn, c->dcqcn.line_rate_bps) != 0)
 		return -EINVAL;
 	tp->rate_bps = ot->rate.set ? ot->rate.bps : 0;
@@ -279,7 +285,8 @@ sync_end(const struct ovl *o, struct dp_rate_sync *s)
 {
 	if (o->cfg->dcqcn.enabled && dp_rate_cc_alloc() < 0)
 		return -ENOMEM;
-	/* The previous list was applied by every lcore (dp_rate_wait). */
+	/* The previous list was applied by every lcore (a batch in place may not have waited). */
+	dp_rate_wait();
 	sync_free(dp.sync);
 	dp.sync = s;
 	return 0;
