@@ -184,6 +184,19 @@ slot_take(struct priv *p, struct ovl *h, int kind)
 	return id;
 }
 
+/* Slot @id of @kind is given up: every walk skips it from now on. */
+static void
+set_retired(struct ovl *h, int kind, uint32_t id)
+{
+	switch (kind) {
+	case K_EP: h->endpoints[id].retired = true; break;
+	case K_QP: h->qps[id].retired = true; break;
+	case K_CONN: h->conns[id].retired = true; break;
+	case K_MR: h->mrs[id].retired = true; break;
+	default: h->srqs[id].retired = true; break;
+	}
+}
+
 /* @id joins the free list (room for every slot of the store). */
 static void
 free_push(struct ovl_slots *s, uint32_t id)
@@ -703,13 +716,7 @@ ovl_inc_commit(struct ovl *o, struct ovl_inc *oi)
 		for (uint32_t i = 0; i < p->n_retire[kind]; i++) {
 			uint32_t id = p->retire[kind][i];
 
-			switch (kind) {
-			case K_EP: h->endpoints[id].retired = true; break;
-			case K_QP: h->qps[id].retired = true; break;
-			case K_CONN: h->conns[id].retired = true; break;
-			case K_MR: h->mrs[id].retired = true; break;
-			default: h->srqs[id].retired = true; break;
-			}
+			set_retired(h, kind, id);
 			if (grow((void **)&s->retired, &s->cap_retired, s->n_retired, sizeof(uint32_t)) == 0)
 				s->retired[s->n_retired++] = id;
 			/* else the slot is lost, not reused while it may be read */
@@ -736,13 +743,7 @@ ovl_inc_abort(struct ovl *o, struct ovl_inc *oi)
 			for (uint32_t i = 0; i < p->n_alloc[kind]; i++) {
 				uint32_t id = p->alloc[kind][i];
 
-				switch (kind) {
-				case K_EP: h->endpoints[id].retired = true; break;
-				case K_QP: h->qps[id].retired = true; break;
-				case K_CONN: h->conns[id].retired = true; break;
-				case K_MR: h->mrs[id].retired = true; break;
-				default: h->srqs[id].retired = true; break;
-				}
+				set_retired(h, kind, id);
 				free_push(s, id);
 			}
 			p->n_alloc[kind] = 0;
