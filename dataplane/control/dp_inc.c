@@ -138,14 +138,16 @@ dp_inc_fini(void)
 }
 
 /*
- * A batch of additions only, whose connections' tenants are not shaped
+ * A delta of additions only, whose connections' tenants are not shaped
  * (dp_rate_tenant_shaped()), with offload off (the MARK index of the header
- * before would have to outlive a grace period): it needs no wait.
+ * before would have to outlive a grace period): it needs no wait.  Not a
+ * reload: the header before points into the configuration it replaces.
  */
 static bool
-adds_only(const struct cfg_inc *ci, const struct ovl *h, const struct ovl_inc_conn *ch, uint32_t n)
+adds_only(const struct cfg_inc *ci, const struct cfg *next, const struct ovl *h, const struct ovl_inc_conn *ch,
+	  uint32_t n)
 {
-	if (!dp.qsv || (dp.cfg && dp.cfg->offload.enabled))
+	if (next || !dp.qsv || (dp.cfg && dp.cfg->offload.enabled))
 		return false;
 	for (uint32_t i = 0; i < ci->n; i++)
 		if (ci->ch[i].op != CFG_INC_ADD)
@@ -249,7 +251,7 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 	 * their shapers in a header of their own, before any frame can reach them.
 	 */
 	dp_acl_changes(h1, old, ch, n);
-	if (adds_only(ci, h1, ch, n)) {
+	if (adds_only(ci, next, h1, ch, n)) {
 		/*
 		 * Only new connections, of tenants whose frames bypass the shapers:
 		 * a frame may reach them before an lcore has taken their
@@ -261,7 +263,6 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 		cfg_commit(ci, next, &old_cfg);
 		ovl_inc_release(&oi);
 		header_free_later(old);
-		cfg_free(old_cfg);
 		last = h1;
 		goto done;
 	}
