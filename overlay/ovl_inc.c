@@ -19,231 +19,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ovl_inc.h"
-#include "ovl_int.h"
-
-enum { T_TENANT, T_FABRIC, T_MR, T_EP, T_SRQ, T_QP, T_N };
-
-struct plan_op {
-	uint8_t t;
-	struct ovl_key k;
-	uint32_t val;
-};
-
-/* A running local QP whose connection is rebuilt because its peer changed slot. */
-struct fixup {
-	uint32_t qp, peer;
-};
-
-struct priv {
-	struct plan_op *ops;
-	uint32_t n_ops, cap_ops;
-	struct ovl_table map[T_N];      /* key -> index in ops */
-	uint32_t *alloc[5], n_alloc[5], cap_alloc[5];   /* slots taken, by kind */
-	uint32_t *retire[5], n_retire[5], cap_retire[5]; /* slots to give up at commit */
-	struct fixup *fix;
-	uint32_t n_fix, cap_fix;
-	uint32_t *conn_of_new;          /* for fixups: the new conn slot, by fixup index */
-	struct ovl_table marks;         /* QP slots of this batch, connections carried on (mark()) */
-	bool marks_full;
-};
-
-enum { K_EP, K_QP, K_CONN, K_MR, K_SRQ };
-
-/* Slots the batch marks, in a set the size of the batch. */
-enum { M_NEW_QP = 1, M_CARRIED = 2 };
-
-static struct ovl_key
-mark_key(int what, uint32_t id)
-{
-	return (struct ovl_key){ { id, 0, (uint64_t)what } };
-}
-
-static void
-mark(struct priv *p, int what, uint32_t id)
-{
-	struct ovl_key k = mark_key(what, id);
-
-	/* A full set only makes marked() say no: the batch then takes the whole build. */
-	if (p->marks.used * 4 < (p->marks.mask + 1) * 3)
-		ovl_tab_set(&p->marks, &k, 1);
-	else
-		p->marks_full = true;
-}
-
-static bool
-marked(struct priv *p, int what, uint32_t id)
-{
-	struct ovl_key k = mark_key(what, id);
-
-	return ovl_tab_find(&p->marks, &k) != NULL;
-}
+#include "ovl_inc_int.h"
 
 #define FAIL(...) do { snprintf(err, err_len, __VA_ARGS__); goto fail; } while (0)
-
-static unsigned
-ip_len(const struct ovl_ip *ip)
-{
-	return ip->ver == 6 ? 16 : 4;
-}
-
-static int
-grow(void **p, uint32_t *cap, uint32_t n, size_t sz)
-{
-	if (n < *cap)
-		return 0;
-	uint32_t c = *cap ? *cap * 2 : 64;
-	void *q = realloc(*p, c * sz);
-
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
-static struct ovl_table *
-table_of(struct ovl *h, int t)
-{
-	switch (t) {
-	case T_TENANT: return &h->by_tenant;
-	case T_FABRIC: return &h->by_fabric;
-	case T_MR: return &h->by_mr;
-	case T_EP: return &h->by_ep;
-	case T_SRQ: return &h->by_srq;
-	default: return &h->store->by_qp;
-	}
-}
-
-/* Plan @k of table @t to hold @val (OVL_NONE: to go). */
-static int
-plan(struct priv *p, int t, const struct ovl_key *k, uint32_t val)
-{
-	struct ovl_slot *s = ovl_tab_find(&p->map[t], k);
-
-	if (s) {
-		p->ops[s->val].val = val;
-		return 0;
-	}
-	if (p->map[t].used * 4 >= (p->map[t].mask + 1) * 3 || grow((void **)&p->ops, &p->cap_ops, p->n_ops,
-								     sizeof(*p->ops)))
-		return -1;
-	p->ops[p->n_ops] = (struct plan_op){ .t = (uint8_t)t, .k = *k, .val = val };
-	ovl_tab_set(&p->map[t], k, p->n_ops++);
-	return 0;
-}
-
-/* The value @k of table @t will have: planned, else as it runs. */
-static uint32_t
-planned(struct priv *p, struct ovl *h, int t, const struct ovl_key *k)
-{
-	struct ovl_slot *s = ovl_tab_find(&p->map[t], k);
-
-	if (s)
-		return p->ops[s->val].val;
-	s = ovl_tab_find(table_of(h, t), k);
-	return s ? s->val : OVL_NONE;
-}
-
-static struct ovl_slots *
-slots_of(struct ovl *h, int kind)
-{
-	struct ovl_store *st = h->store;
-
-	return kind == K_EP ? &st->eps : kind == K_QP ? &st->qps : kind == K_CONN ? &st->conns :
-	       kind == K_MR ? &st->mrs : &st->srqs;
-}
-
-static uint32_t *
-count_of(struct ovl *h, int kind)
-{
-	return kind == K_EP ? &h->n_endpoints : kind == K_QP ? &h->n_qps : kind == K_CONN ? &h->n_conns :
-	       kind == K_MR ? &h->n_mrs : &h->n_srqs;
-}
-
-/* A slot of @kind nobody reaches, or OVL_NONE when the store is full. */
-static uint32_t
-slot_take(struct priv *p, struct ovl *h, int kind)
-{
-	struct ovl_slots *s = slots_of(h, kind);
-	uint32_t *n = count_of(h, kind), id;
-
-	if (s->n_free)
-		id = s->free[--s->n_free];
-	else if (*n < s->cap)
-		id = *n;
-	else
-		return OVL_NONE;
-	if (id >= *n)
-		*n = id + 1;
-	if (grow((void **)&p->alloc[kind], &p->cap_alloc[kind], p->n_alloc[kind], sizeof(uint32_t)))
-		return OVL_NONE;
-	p->alloc[kind][p->n_alloc[kind]++] = id;
-	if (kind == K_QP)
-		mark(p, M_NEW_QP, id);
-	return id;
-}
-
-/* Slot @id of @kind is given up: every walk skips it from now on. */
-static void
-set_retired(struct ovl *h, int kind, uint32_t id)
-{
-	switch (kind) {
-	case K_EP: h->endpoints[id].retired = true; break;
-	case K_QP: h->qps[id].retired = true; break;
-	case K_CONN: h->conns[id].retired = true; break;
-	case K_MR: h->mrs[id].retired = true; break;
-	default: h->srqs[id].retired = true; break;
-	}
-}
-
-/* @id joins the free list (room for every slot of the store). */
-static void
-free_push(struct ovl_slots *s, uint32_t id)
-{
-	if (!s->free && !(s->free = malloc(sizeof(*s->free) * (s->cap ? s->cap : 1))))
-		return; /* the slot is lost, never reused */
-	s->free[s->n_free++] = id;
-}
-
-/* Each slot is retired once: by its record's own removal, or by its L's peer changing. */
-static int
-retire(struct priv *p, int kind, uint32_t id)
-{
-	if (grow((void **)&p->retire[kind], &p->cap_retire[kind], p->n_retire[kind], sizeof(uint32_t)))
-		return -1;
-	p->retire[kind][p->n_retire[kind]++] = id;
-	return 0;
-}
-
-static bool
-retiring(const struct priv *p, int kind, uint32_t id)
-{
-	for (uint32_t i = 0; i < p->n_retire[kind]; i++)
-		if (p->retire[kind][i] == id)
-			return true;
-	return false;
-}
-
-static int
-conn_push(struct ovl_inc *oi, uint32_t from, uint32_t to)
-{
-	if (grow((void **)&oi->conns, &oi->cap_conns, oi->n_conns, sizeof(*oi->conns)))
-		return -1;
-	oi->conns[oi->n_conns++] = (struct ovl_inc_conn){ from, to };
-	return 0;
-}
 
 static struct ovl_key
 ep_key(uint32_t tenant, const struct ovl_ip *vip)
 {
-	return ovl_key_make(vip->b, ip_len(vip), tenant, 0);
+	return ovl_key_make(vip->b, ovl_ip_len(vip), tenant, 0);
 }
 
 static struct ovl_key
 ep_host_key(const struct ovl_endpoint *e)
 {
-	return ovl_key_make(e->host.b, ip_len(&e->host), e->tenant, OVL_EP_HOST);
+	return ovl_key_make(e->host.b, ovl_ip_len(&e->host), e->tenant, OVL_EP_HOST);
 }
 
 static struct ovl_key
@@ -263,15 +52,15 @@ ep_slot_cfg(struct priv *p, struct ovl *h, int tenant, const struct cfg_ip *cvip
 
 	ovl_ip_from_cfg(&vip, cvip);
 	k = ep_key((uint32_t)tenant, &vip);
-	return planned(p, h, T_EP, &k);
+	return oi_planned(p, h, T_EP, &k);
 }
 
 /* The keys of the SRQs of endpoint @e at slot @q (the fabric one only when local). */
 static void
 srq_keys(const struct ovl_endpoint *e, const struct ovl_srq *q, struct ovl_key *kv, struct ovl_key *kp)
 {
-	*kv = ovl_key_make(e->vip.b, ip_len(&e->vip), e->tenant, q->vsrqn);
-	*kp = ovl_key_make(e->host.b, ip_len(&e->host), OVL_SPACE_SRQ, q->psrqn);
+	*kv = ovl_key_make(e->vip.b, ovl_ip_len(&e->vip), e->tenant, q->vsrqn);
+	*kp = ovl_key_make(e->host.b, ovl_ip_len(&e->host), OVL_SPACE_SRQ, q->psrqn);
 }
 
 /* Endpoint @id goes: its keys, its SRQs, and who speaks for its host. */
@@ -282,17 +71,17 @@ endpoint_remove(struct priv *p, struct ovl *h, uint32_t id)
 	struct ovl_key k = ep_key(e->tenant, &e->vip), hk = ep_host_key(e), kv, kp;
 	uint32_t next = OVL_NONE;
 
-	if (plan(p, T_EP, &k, OVL_NONE) || retire(p, K_EP, id))
+	if (oi_plan(p, T_EP, &k, OVL_NONE) || oi_retire(p, K_EP, id))
 		return -1;
-	if (planned(p, h, T_EP, &hk) == id) {
+	if (oi_planned(p, h, T_EP, &hk) == id) {
 		for (uint32_t i = 0; i < h->n_endpoints && next == OVL_NONE; i++) {
 			const struct ovl_endpoint *o = &h->endpoints[i];
 
-			if (i != id && ovl_live(o) && !retiring(p, K_EP, i) && o->tenant == e->tenant &&
-			    o->host.ver == e->host.ver && !memcmp(o->host.b, e->host.b, ip_len(&e->host)))
+			if (i != id && ovl_live(o) && !oi_retiring(p, K_EP, i) && o->tenant == e->tenant &&
+			    o->host.ver == e->host.ver && !memcmp(o->host.b, e->host.b, ovl_ip_len(&e->host)))
 				next = i;
 		}
-		if (plan(p, T_EP, &hk, next))
+		if (oi_plan(p, T_EP, &hk, next))
 			return -1;
 	}
 	for (uint32_t i = 0; i < h->n_srqs; i++) {
@@ -301,7 +90,7 @@ endpoint_remove(struct priv *p, struct ovl *h, uint32_t id)
 		if (!ovl_live(q) || q->endpoint != id)
 			continue;
 		srq_keys(e, q, &kv, &kp);
-		if (plan(p, T_SRQ, &kv, OVL_NONE) || (e->local && plan(p, T_SRQ, &kp, OVL_NONE)) || retire(p, K_SRQ, i))
+		if (oi_plan(p, T_SRQ, &kv, OVL_NONE) || (e->local && oi_plan(p, T_SRQ, &kp, OVL_NONE)) || oi_retire(p, K_SRQ, i))
 			return -1;
 	}
 	h->live_endpoints--;
@@ -312,7 +101,7 @@ static int
 endpoint_add(struct priv *p, struct ovl *h, const struct cfg *c, const struct cfg_endpoint *ce, char *err,
 	     size_t err_len)
 {
-	uint32_t id = slot_take(p, h, K_EP);
+	uint32_t id = oi_slot_take(p, h, K_EP);
 	struct ovl_endpoint *e;
 	struct ovl_key k, kv, kp;
 
@@ -322,13 +111,13 @@ endpoint_add(struct priv *p, struct ovl *h, const struct cfg *c, const struct cf
 	if (ovl_endpoint_fill(h, c, ce, e, "endpoint", err, err_len) < 0)
 		goto fail;
 	k = ep_key(e->tenant, &e->vip);
-	if (plan(p, T_EP, &k, id))
+	if (oi_plan(p, T_EP, &k, id))
 		FAIL("out of memory");
 	k = ep_host_key(e);
-	if (planned(p, h, T_EP, &k) == OVL_NONE && plan(p, T_EP, &k, id))
+	if (oi_planned(p, h, T_EP, &k) == OVL_NONE && oi_plan(p, T_EP, &k, id))
 		FAIL("out of memory");
 	for (uint32_t j = 0; j < ce->n_xrc_srqs; j++) {
-		uint32_t s = slot_take(p, h, K_SRQ);
+		uint32_t s = oi_slot_take(p, h, K_SRQ);
 		struct ovl_srq *q;
 
 		if (s == OVL_NONE)
@@ -336,7 +125,7 @@ endpoint_add(struct priv *p, struct ovl *h, const struct cfg *c, const struct cf
 		q = &h->srqs[s];
 		*q = (struct ovl_srq){ .endpoint = id, .vsrqn = ce->xrc_srqs[j].vsrqn, .psrqn = ce->xrc_srqs[j].psrqn };
 		srq_keys(e, q, &kv, &kp);
-		if (plan(p, T_SRQ, &kv, s) || (e->local && plan(p, T_SRQ, &kp, s)))
+		if (oi_plan(p, T_SRQ, &kv, s) || (e->local && oi_plan(p, T_SRQ, &kp, s)))
 			FAIL("out of memory");
 	}
 	h->live_endpoints++;
@@ -360,16 +149,16 @@ qp_remove(struct priv *p, struct ovl *h, uint32_t id)
 	const struct ovl_qp *q = &h->qps[id];
 	struct ovl_key k = ovl_qp_key(q->tenant, &h->endpoints[q->endpoint].vip, q->vqpn), kt, kf;
 
-	if (plan(p, T_QP, &k, OVL_NONE) || retire(p, K_QP, id))
+	if (oi_plan(p, T_QP, &k, OVL_NONE) || oi_retire(p, K_QP, id))
 		return -1;
 	if (q->type == CFG_QP_UD) {
 		ovl_qp_ud_keys(h, q, &kt, &kf);
-		if (plan(p, T_TENANT, &kt, OVL_NONE) || plan(p, T_FABRIC, &kf, OVL_NONE))
+		if (oi_plan(p, T_TENANT, &kt, OVL_NONE) || oi_plan(p, T_FABRIC, &kf, OVL_NONE))
 			return -1;
 	}
 	if (q->conn != OVL_NONE) {
 		ovl_conn_keys(h, &h->conns[q->conn], &kt, &kf);
-		if (plan(p, T_TENANT, &kt, OVL_NONE) || plan(p, T_FABRIC, &kf, OVL_NONE) || retire(p, K_CONN, q->conn))
+		if (oi_plan(p, T_TENANT, &kt, OVL_NONE) || oi_plan(p, T_FABRIC, &kf, OVL_NONE) || oi_retire(p, K_CONN, q->conn))
 			return -1;
 	}
 	tenant_count(h, q->tenant, -1, q->local ? -1 : 0, 0);
@@ -386,11 +175,11 @@ qp_add(struct priv *p, struct ovl *h, const struct cfg_qp *cq, uint32_t *out, ch
 
 	if (ep == OVL_NONE)
 		FAIL("a QP of an endpoint the overlay does not hold");
-	if ((id = slot_take(p, h, K_QP)) == OVL_NONE)
+	if ((id = oi_slot_take(p, h, K_QP)) == OVL_NONE)
 		FAIL("no room for another QP");
 	q = &h->qps[id];
 	ovl_qp_fill(h, cq, ep, q);
-	if (plan(p, T_QP, &k, id))
+	if (oi_plan(p, T_QP, &k, id))
 		FAIL("out of memory");
 	if (q->type == CFG_QP_UD) {
 		const struct ovl_endpoint *e = &h->endpoints[ep];
@@ -398,7 +187,7 @@ qp_add(struct priv *p, struct ovl *h, const struct cfg_qp *cq, uint32_t *out, ch
 		if (e->vip.ver != e->host.ver)
 			FAIL("a UD QP on an endpoint whose vip and host are of different IP versions");
 		ovl_qp_ud_keys(h, q, &kt, &kf);
-		if (plan(p, T_TENANT, &kt, OVL_V_QP | id) || plan(p, T_FABRIC, &kf, OVL_V_QP | id))
+		if (oi_plan(p, T_TENANT, &kt, OVL_V_QP | id) || oi_plan(p, T_FABRIC, &kf, OVL_V_QP | id))
 			FAIL("out of memory");
 	}
 	tenant_count(h, q->tenant, 1, q->local ? 1 : 0, 0);
@@ -416,7 +205,7 @@ same_peer(const struct ovl *h, const struct ovl_conn *a, const struct ovl_conn *
 	const struct ovl_qp *ra = &h->qps[a->r], *rb = &h->qps[b->r];
 	const struct ovl_ip *va = &h->endpoints[ra->endpoint].vip, *vb = &h->endpoints[rb->endpoint].vip;
 
-	return ra->vqpn == rb->vqpn && va->ver == vb->ver && !memcmp(va->b, vb->b, ip_len(va));
+	return ra->vqpn == rb->vqpn && va->ver == vb->ver && !memcmp(va->b, vb->b, ovl_ip_len(va));
 }
 
 /* The connection of local QP @l toward @r, in a new slot; @old its previous one or OVL_NONE. */
@@ -424,7 +213,7 @@ static int
 conn_build(struct priv *p, struct ovl_inc *oi, struct ovl *h, uint32_t l, uint32_t r, uint64_t rate, uint32_t old,
 	   uint32_t *out, char *err, size_t err_len)
 {
-	uint32_t id = slot_take(p, h, K_CONN);
+	uint32_t id = oi_slot_take(p, h, K_CONN);
 	struct ovl_conn *cn;
 	struct ovl_key kt, kf;
 
@@ -434,13 +223,13 @@ conn_build(struct priv *p, struct ovl_inc *oi, struct ovl *h, uint32_t l, uint32
 	if (ovl_conn_fill(h, l, r, rate, cn, "qp", err, err_len) < 0)
 		goto fail;
 	ovl_conn_keys(h, cn, &kt, &kf);
-	if (plan(p, T_TENANT, &kt, OVL_V_CONN | id) || plan(p, T_FABRIC, &kf, OVL_V_CONN | id))
+	if (oi_plan(p, T_TENANT, &kt, OVL_V_CONN | id) || oi_plan(p, T_FABRIC, &kf, OVL_V_CONN | id))
 		FAIL("out of memory");
 	if (old != OVL_NONE && !same_peer(h, &h->conns[old], cn))
 		old = OVL_NONE;
 	if (old != OVL_NONE)
-		mark(p, M_CARRIED, old);
-	if (conn_push(oi, old, id))
+		oi_mark(p, M_CARRIED, old);
+	if (oi_conn_push(oi, old, id))
 		FAIL("out of memory");
 	tenant_count(h, cn->tenant, 0, 0, (rate ? 1 : 0) - (old != OVL_NONE && h->conns[old].rate_bps ? 1 : 0));
 	h->live_conns++;
@@ -448,34 +237,6 @@ conn_build(struct priv *p, struct ovl_inc *oi, struct ovl *h, uint32_t l, uint32
 	return 0;
 fail:
 	return -1;
-}
-
-static int
-priv_init(struct priv *p, const struct ovl *h, uint32_t n)
-{
-	for (int t = 0; t < T_N; t++)
-		if (ovl_tab_init(&p->map[t], 4 * n + 16, 50))
-			return -1;
-	(void)h;
-	return ovl_tab_init(&p->marks, 4 * n + 16, 50);
-}
-
-/* Would the planned keys overfill a table?  The lcores' tables stay at most 3/4 full, by_qp 7/8. */
-static bool
-tables_full(struct priv *p, struct ovl *h)
-{
-	uint32_t add[T_N] = { 0 };
-
-	for (uint32_t i = 0; i < p->n_ops; i++)
-		add[p->ops[i].t] += p->ops[i].val != OVL_NONE;
-	for (int t = 0; t < T_N; t++) {
-		const struct ovl_table *tb = table_of(h, t);
-		uint64_t cap = (uint64_t)tb->mask + 1;
-
-		if ((uint64_t)(tb->used + add[t]) * 8 > cap * (t == T_QP ? 7 : 6))
-			return true;
-	}
-	return false;
 }
 
 int
@@ -510,7 +271,7 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 		puts += ci->ch[i].kind == CFG_DK_QPS && ci->ch[i].op != CFG_INC_DELETE;
 	if (puts > h->store->qps.n_free + (h->store->qps.cap - h->n_qps))
 		FAIL("no room for %u more QPs", puts);
-	if (priv_init(p, h, ci->n))
+	if (oi_priv_init(p, h, ci->n))
 		FAIL("out of memory");
 	new_qp = calloc(ci->n + 1, sizeof(*new_qp));
 	old_conn = calloc(ci->n + 1, sizeof(*old_conn));
@@ -546,7 +307,7 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 		if (ch->kind != CFG_DK_QPS || ch->op == CFG_INC_ADD)
 			continue;
 		k = qp_key_cfg(&ch->old.qp);
-		id = planned(p, h, T_QP, &k);
+		id = oi_planned(p, h, T_QP, &k);
 		if (id == OVL_NONE)
 			FAIL("qp to remove not found");
 		old_conn[i] = h->qps[id].conn;
@@ -575,13 +336,13 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 		q = &h->qps[new_qp[i]];
 		ovl_ip_from_cfg(&pv, &ch->new.qp.peer_vip);
 		k = ovl_qp_key(q->tenant, &pv, ch->new.qp.peer_vqpn);
-		r = planned(p, h, T_QP, &k);
+		r = oi_planned(p, h, T_QP, &k);
 		if (r == OVL_NONE)
 			FAIL("a QP's peer not found");
 		q->peer = r;
 		/* A running peer points back at the record this one replaces: it is pointed here. */
-		if (!marked(p, M_NEW_QP, r)) {
-			if (grow((void **)&p->fix, &p->cap_fix, p->n_fix, sizeof(*p->fix)))
+		if (!oi_marked(p, M_NEW_QP, r)) {
+			if (oi_grow((void **)&p->fix, &p->cap_fix, p->n_fix, sizeof(*p->fix)))
 				FAIL("out of memory");
 			p->fix[p->n_fix++] = (struct fixup){ .qp = r, .peer = new_qp[i] };
 		}
@@ -614,7 +375,7 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 			continue;
 		if (old == OVL_NONE)
 			FAIL("a running local QP without its connection");
-		if (retire(p, K_CONN, old) ||
+		if (oi_retire(p, K_CONN, old) ||
 		    conn_build(p, oi, h, p->fix[f].qp, p->fix[f].peer, h->conns[old].rate_bps, old, &new_conn[f], err,
 			       err_len))
 			goto fail;
@@ -625,8 +386,8 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 	for (uint32_t i = 0; i < p->n_retire[K_CONN]; i++) {
 		uint32_t from = p->retire[K_CONN][i];
 
-		if (!marked(p, M_CARRIED, from)) {
-			if (conn_push(oi, from, OVL_NONE))
+		if (!oi_marked(p, M_CARRIED, from)) {
+			if (oi_conn_push(oi, from, OVL_NONE))
 				FAIL("out of memory");
 			tenant_count(h, h->conns[from].tenant, 0, 0, h->conns[from].rate_bps ? -1 : 0);
 		}
@@ -650,9 +411,9 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 			if (ep == OVL_NONE)
 				FAIL("an MR's endpoint not found");
 			if (h->endpoints[ep].local) {
-				k = ovl_key_make(vip.b, ip_len(&vip), (uint32_t)m->tenant, m->rkey);
-				id = planned(p, h, T_MR, &k);
-				if (id == OVL_NONE || plan(p, T_MR, &k, OVL_NONE) || retire(p, K_MR, id))
+				k = ovl_key_make(vip.b, ovl_ip_len(&vip), (uint32_t)m->tenant, m->rkey);
+				id = oi_planned(p, h, T_MR, &k);
+				if (id == OVL_NONE || oi_plan(p, T_MR, &k, OVL_NONE) || oi_retire(p, K_MR, id))
 					FAIL("an MR to remove not found");
 				h->live_mrs--;
 			}
@@ -665,16 +426,16 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 				FAIL("an MR's endpoint not found");
 			if (!h->endpoints[ep].local)
 				continue;
-			if ((id = slot_take(p, h, K_MR)) == OVL_NONE)
+			if ((id = oi_slot_take(p, h, K_MR)) == OVL_NONE)
 				FAIL("no room for another MR");
 			ovl_mr_fill(m, ep, &h->mrs[id]);
-			k = ovl_key_make(h->endpoints[ep].vip.b, ip_len(&h->endpoints[ep].vip), (uint32_t)m->tenant, m->rkey);
-			if (plan(p, T_MR, &k, id))
+			k = ovl_key_make(h->endpoints[ep].vip.b, ovl_ip_len(&h->endpoints[ep].vip), (uint32_t)m->tenant, m->rkey);
+			if (oi_plan(p, T_MR, &k, id))
 				FAIL("out of memory");
 			h->live_mrs++;
 		}
 	}
-	if (p->marks_full || tables_full(p, h))
+	if (p->marks_full || oi_tables_full(p, h))
 		FAIL("a table would be too full");
 	free(new_qp);
 	free(old_conn);
@@ -685,127 +446,4 @@ fail:
 	free(new_conn);
 	ovl_inc_abort(o, oi);
 	return -1;
-}
-
-struct ovl *
-ovl_inc_commit(struct ovl *o, struct ovl_inc *oi)
-{
-	struct priv *p = oi->priv;
-	struct ovl *h = oi->hdr;
-
-	(void)o;
-	/* New records are complete: their keys go in, old keys go, shared keys swap values. */
-	for (uint32_t i = 0; i < p->n_ops; i++) {
-		struct ovl_table *t = table_of(h, p->ops[i].t);
-
-		if (p->ops[i].val == OVL_NONE)
-			ovl_tab_del(t, &p->ops[i].k);
-		else
-			ovl_tab_set(t, &p->ops[i].k, p->ops[i].val);
-	}
-	for (uint32_t f = 0; f < p->n_fix; f++) {
-		struct ovl_qp *q = &h->qps[p->fix[f].qp];
-
-		__atomic_store_n(&q->peer, p->fix[f].peer, __ATOMIC_RELEASE);
-		if (p->conn_of_new[f] != OVL_NONE)
-			__atomic_store_n(&q->conn, p->conn_of_new[f], __ATOMIC_RELEASE);
-	}
-	for (int kind = 0; kind < 5; kind++) {
-		struct ovl_slots *s = slots_of(h, kind);
-
-		for (uint32_t i = 0; i < p->n_retire[kind]; i++) {
-			uint32_t id = p->retire[kind][i];
-
-			set_retired(h, kind, id);
-			if (grow((void **)&s->retired, &s->cap_retired, s->n_retired, sizeof(uint32_t)) == 0)
-				s->retired[s->n_retired++] = id;
-			/* else the slot is lost, not reused while it may be read */
-		}
-		p->n_alloc[kind] = 0;   /* taken for good */
-	}
-	h->store->owner = h;
-	oi->hdr = NULL;
-	return h;
-}
-
-void
-ovl_inc_abort(struct ovl *o, struct ovl_inc *oi)
-{
-	struct priv *p = oi->priv;
-	struct ovl *h = oi->hdr;
-
-	(void)o;
-	if (p && h && h->store) {
-		for (int kind = 0; kind < 5; kind++) {
-			struct ovl_slots *s = slots_of(h, kind);
-
-			/* Back to the free list, skipped by walks until taken again. */
-			for (uint32_t i = 0; i < p->n_alloc[kind]; i++) {
-				uint32_t id = p->alloc[kind][i];
-
-				set_retired(h, kind, id);
-				free_push(s, id);
-			}
-			p->n_alloc[kind] = 0;
-		}
-	}
-	if (h) {
-		free(h->tenants);
-		free(h->ports);
-		free(h);
-	}
-	oi->hdr = NULL;
-}
-
-void
-ovl_inc_release(struct ovl_inc *oi)
-{
-	struct priv *p = oi->priv;
-
-	if (p) {
-		for (int t = 0; t < T_N; t++)
-			free(p->map[t].slots);
-		for (int k = 0; k < 5; k++) {
-			free(p->alloc[k]);
-			free(p->retire[k]);
-		}
-		free(p->ops);
-		free(p->fix);
-		free(p->conn_of_new);
-		free(p->marks.slots);
-		free(p);
-	}
-	free(oi->conns);
-	memset(oi, 0, sizeof(*oi));
-}
-
-void
-ovl_inc_own(struct ovl *h)
-{
-	h->store->owner = h;
-}
-
-void
-ovl_inc_reclaim(struct ovl *o)
-{
-	for (int kind = 0; kind < 5; kind++) {
-		struct ovl_slots *s = slots_of(o, kind);
-
-		for (uint32_t i = 0; i < s->n_retired; i++)
-			free_push(s, s->retired[i]);
-		s->n_retired = 0;
-	}
-}
-
-void
-ovl_store_free(struct ovl_store *st)
-{
-	struct ovl_slots *all[] = { &st->eps, &st->qps, &st->conns, &st->mrs, &st->srqs };
-
-	for (unsigned i = 0; i < 5; i++) {
-		free(all[i]->free);
-		free(all[i]->retired);
-	}
-	free(st->by_qp.slots);
-	free(st);
 }

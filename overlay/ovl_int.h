@@ -7,7 +7,21 @@
 #ifndef OVL_INT_H
 #define OVL_INT_H
 
+#include <string.h>
+
 #include "ovl.h"
+
+static inline unsigned
+ovl_ip_len(const struct ovl_ip *ip)
+{
+	return ip->ver == 6 ? 16 : 4;
+}
+
+static inline bool
+ovl_ip_eq(const struct ovl_ip *a, const struct ovl_ip *b)
+{
+	return a->ver == b->ver && memcmp(a->b, b->b, ovl_ip_len(a)) == 0;
+}
 
 /*
  * The slots of one record array: @cap of them allocated; those below the

@@ -23,7 +23,9 @@
  *      A batch with neither publishes its header here too.
  *
  * So a batch waits for one grace period, or two when it both adds and
- * removes connections.
+ * removes connections.  A delta that only adds connections of tenants the
+ * shapers do not see (adds_only()) waits for none: it is in force at step 3,
+ * and the header it replaces is freed once a grace period has passed.
  */
 #include <stdio.h>
 #include <stdlib.h>
