@@ -326,6 +326,16 @@ mode_flags(void)
 	return 0;
 }
 
+/* Does some port's deny map hold entries (else allowing a key needs no system call)?  Under xlock. */
+static bool
+deny_map_any(void)
+{
+	for (uint16_t i = 0; i < dp.n_ports; i++)
+		if (xport_of(i) != NULL && roce_xdp_deny_count(xport_of(i)->x) > 0)
+			return true;
+	return false;
+}
+
 int
 dp_xdp_port_start(uint16_t port_id, const struct ovl *o)
 {
@@ -445,8 +455,7 @@ dp_xdp_reload(const struct ovl *o, const struct ovl *old)
 	 * Present ones: denied while blocked or revoked, allowed otherwise
 	 * (one system call per key and port: skipped while no map has entries).
 	 */
-	for (uint16_t i = 0; i < dp.n_ports && !any; i++)
-		any = xport_of(i) != NULL && roce_xdp_deny_count(xport_of(i)->x) > 0;
+	any = deny_map_any();
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		const struct ovl_conn *c = &o->conns[i];
 		bool deny = c->acl_block || conn_revoked(c);
@@ -461,17 +470,17 @@ dp_xdp_reload(const struct ovl *o, const struct ovl *old)
 void
 dp_xdp_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n)
 {
-	bool any = false, ours = false;
+	bool any, ours = false;
 
 	pthread_mutex_lock(&xlock);
-	for (uint16_t i = 0; i < dp.n_ports; i++) {
+	for (uint16_t i = 0; i < dp.n_ports; i++)
 		ours |= xport_of(i) != NULL;
-		any |= xport_of(i) != NULL && roce_xdp_deny_count(xport_of(i)->x) > 0;
-	}
 	/* Removed connections: denied in the driver (a changed one keeps its key, below). */
 	for (uint32_t i = 0; i < n && ours; i++)
 		if (ch[i].to == OVL_NONE)
 			conn_apply(old, &old->conns[ch[i].from], true);
+	/* After the removals: a new connection may take the key of one removed in this batch. */
+	any = ours && deny_map_any();
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ovl_conn *c;
 		bool deny;

@@ -86,7 +86,7 @@ check "switch: an explicit --mbuf-size 9216 is refused with the largest size tha
 check "switch: ... and leaves no program behind" test "$(insp holder)" = none
 rm -rf /var/run/dpdk/xdpsw
 check "switch: starts on net_af_xdp with the default --mbuf-size (it picks one that fits a page)" \
-	sw_start xdpsw
+	sw_start xdpsw --control "$TMP/ctl.sock"
 check "switch: /roce/xdp shows our program on both ports, through a link, native mode" \
 	test "$(xtel fabric0 program) $(xtel fabric0 attach) $(xtel fabric0 mode) $(xtel vm_blue_1 attach)" = \
 	"roce_xdp link native link"
@@ -144,6 +144,37 @@ capture xdpT xdpv3 "$TMP/restored.pcap" 2
 $P $FR rsend xdpv1 "$UPLINK_MAC" 10.77.0.2 10.77.0.1 4097 3
 wait "$CAPPID"
 check "switch: ... and forwarding resumes" $FR rcheck "$TMP/restored.pcap" 192.168.1.20 192.168.1.10 17 3
+
+# --- deltas: the deny map follows the connections a batch removes and adds ----
+ctl() { "$ROOT/tools/roce-ctl" -s "$TMP/ctl.sock" apply - >>"$TMP/ctl.out"; }
+qp() {	# vqpn pqpn peer-vqpn: a QP of 192.168.1.10 (vqpn < 30) or of 192.168.1.20
+	local vip=192.168.1.10 pvip=192.168.1.20
+	[ "$1" -ge 30 ] && vip=192.168.1.20 pvip=192.168.1.10
+	echo "{\"tenant\": \"blue\", \"vip\": \"$vip\", \"vqpn\": $1, \"pqpn\": $2, \"type\": \"rc\", \"peer\": {\"vip\": \"$pvip\", \"vqpn\": $3}}"
+}
+key() { echo "{\"tenant\": \"blue\", \"vip\": \"192.168.1.10\", \"vqpn\": $1}"; }
+check "switch: a delta deleting the connection is applied in place" \
+	ctl <<<"{\"delete\": {\"qps\": [$(key 17), {\"tenant\": \"blue\", \"vip\": \"192.168.1.20\", \"vqpn\": 33}]}}"
+check "switch: ... and puts its fabric key into the deny map" test "$(xtel fabric0 deny_entries)" -ge 1
+d0=$(xtel fabric0 denied)
+$P $FR rsend xdpv1 "$UPLINK_MAC" 10.77.0.2 10.77.0.1 4097 4
+sleep 0.5
+check "switch: ... whose frames the program drops (denied +4)" test $(($(xtel fabric0 denied) - d0)) -eq 4
+# One batch: the pair comes back as 18 <-> 33, 18 on the deleted 17's pqpn (the same fabric key).
+check "switch: a delta putting 18 <-> 33 on pqpn 4097 is applied in place" \
+	ctl <<<"{\"put\": {\"qps\": [$(qp 18 4097 33), $(qp 33 8193 18)]}}"
+check "switch: ... and the deny map no longer holds its key" test "$(xtel fabric0 deny_entries)" -eq 0
+check "switch: ... every delta answered applied, in place" \
+	test "$(grep -c '"result": "applied".*"incremental": true' "$TMP/ctl.out")" -eq 2
+# Removed and added in one batch under one key: 18 goes, 17 comes back on 4097.
+ctl <<<"{\"delete\": {\"qps\": [$(key 18)]}, \"put\": {\"qps\": [$(qp 17 4097 33), $(qp 33 8193 17)]}}"
+check "switch: a batch removing 18 and adding 17 under the same fabric key is applied in place" \
+	test "$(grep -c '"result": "applied".*"incremental": true' "$TMP/ctl.out")" -eq 3
+check "switch: ... and leaves the key out of the deny map" test "$(xtel fabric0 deny_entries)" -eq 0
+capture xdpT xdpv3 "$TMP/delta.pcap" 2
+$P $FR rsend xdpv1 "$UPLINK_MAC" 10.77.0.2 10.77.0.1 4097 3
+wait "$CAPPID"
+check "switch: ... and the frames reach the tenant as QP 17" $FR rcheck "$TMP/delta.pcap" 192.168.1.20 192.168.1.10 17 3
 
 # --- leaving the interface as it was ------------------------------------------
 sw_stop TERM
