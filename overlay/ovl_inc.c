@@ -444,6 +444,6 @@ fail:
 	free(new_qp);
 	free(old_conn);
 	free(new_conn);
-	ovl_inc_abort(o, oi);
+	ovl_inc_abort(oi);
 	return -1;
 }

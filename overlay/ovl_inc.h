@@ -49,10 +49,10 @@ int ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci
 		    size_t err_len);
 
 /* Make the prepared change; returns oi->hdr, which now owns the store. */
-struct ovl *ovl_inc_commit(struct ovl *o, struct ovl_inc *oi);
+struct ovl *ovl_inc_commit(struct ovl_inc *oi);
 
 /* Give back what a prepared change took, without making it. */
-void ovl_inc_abort(struct ovl *o, struct ovl_inc *oi);
+void ovl_inc_abort(struct ovl_inc *oi);
 
 /* After ovl_inc_commit() (or ovl_inc_abort()): free @oi's own memory. */
 void ovl_inc_release(struct ovl_inc *oi);

@@ -213,12 +213,11 @@ oi_tables_full(struct priv *p, struct ovl *h)
 }
 
 struct ovl *
-ovl_inc_commit(struct ovl *o, struct ovl_inc *oi)
+ovl_inc_commit(struct ovl_inc *oi)
 {
 	struct priv *p = oi->priv;
 	struct ovl *h = oi->hdr;
 
-	(void)o;
 	/* New records are complete: their keys go in, old keys go, shared keys swap values. */
 	for (uint32_t i = 0; i < p->n_ops; i++) {
 		struct ovl_table *t = oi_table_of(h, p->ops[i].t);
@@ -254,12 +253,11 @@ ovl_inc_commit(struct ovl *o, struct ovl_inc *oi)
 }
 
 void
-ovl_inc_abort(struct ovl *o, struct ovl_inc *oi)
+ovl_inc_abort(struct ovl_inc *oi)
 {
 	struct priv *p = oi->priv;
 	struct ovl *h = oi->hdr;
 
-	(void)o;
 	if (p && h && h->store) {
 		for (int kind = 0; kind < 5; kind++) {
 			struct ovl_slots *s = oi_slots_of(h, kind);

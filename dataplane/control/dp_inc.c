@@ -261,7 +261,7 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 		 * goes after a grace period that nobody waits for.
 		 */
 		__atomic_store_n(&dp.ovl, h1, __ATOMIC_RELEASE);
-		ovl_inc_commit(old, &oi);
+		ovl_inc_commit(&oi);
 		cfg_commit(ci, next, &old_cfg);
 		ovl_inc_release(&oi);
 		header_free_later(old);
@@ -274,7 +274,7 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 		publish(h1);
 	}
 	/* 3: the tables; the configuration follows. */
-	ovl_inc_commit(old, &oi);
+	ovl_inc_commit(&oi);
 	cfg_commit(ci, next, &old_cfg);
 	/* 4: the removals, in the header after the tables: no lcore can find a removed connection. */
 	last = h1;
@@ -319,7 +319,7 @@ undo:
 		if (ch[i].to != OVL_NONE && ch[i].from == OVL_NONE && h1->conns[ch[i].to].state != OVL_NONE)
 			dp_state_release(h1->conns[ch[i].to].state);
 	header_free(h2);
-	ovl_inc_abort(old, &oi);
+	ovl_inc_abort(&oi);
 	ovl_inc_release(&oi);
 	return 0;
 }

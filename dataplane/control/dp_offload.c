@@ -555,6 +555,40 @@ conn_changed(const struct ovl *oa, const struct ovl_conn *a, const struct ovl *o
 	       oa->udp_port != ob->udp_port;
 }
 
+/* A connection removed: its rules go, and its state id may be handed out again. */
+static void
+ofl_conn_removed(struct ofl_conn *oc, const char *why)
+{
+	conn_withdraw(oc, why);
+	for (int s = 0; s < SIDES; s++)
+		side_clear_texts(&oc->side[s]);
+	memset(oc, 0, sizeof(*oc));
+}
+
+/* A connection changed: its rules go, and it is steady again steady_ms later with new ones. */
+static void
+ofl_conn_changed(struct ofl_conn *oc, const char *why)
+{
+	conn_withdraw(oc, why);
+	/* Refusals are tried again: the rule is a new one. */
+	for (int s = 0; s < SIDES; s++)
+		if (oc->side[s].state == DP_OFL_REFUSED)
+			side_withdraw(&oc->side[s], NULL);
+	oc->since = ofl.now;
+	oc->seen = true;
+}
+
+/* A kept connection's forward rule also depends on its tenant's MRs and rate and the ports' VLAN policies. */
+static void
+ofl_forward_check(const struct ovl *o, const struct ovl_conn *c, struct ofl_conn *oc)
+{
+	if (oc->side[SIDE_TENANT].state == DP_OFL_INSTALLED && oc->side[SIDE_TENANT].kind == DP_OFL_FORWARD &&
+	    !forward_eligible(o, c)) {
+		side_withdraw(&oc->side[SIDE_TENANT], "no longer forwardable (tenant memory or rate changed)");
+		oc->since = ofl.now;
+	}
+}
+
 void
 dp_offload_reload(const struct ovl *old, const struct ovl *o)
 {
@@ -584,31 +618,17 @@ dp_offload_reload(const struct ovl *old, const struct ovl *o)
 		oc = &ofl.conns[a->state];
 
 		if (ni == OVL_NONE) {
-			/* Removed (or no memory to tell): its state id may be handed out again. */
-			conn_withdraw(oc, map ? "connection removed by a reload" : "reload (no memory to compare)");
-			for (int s = 0; s < SIDES; s++)
-				side_clear_texts(&oc->side[s]);
-			memset(oc, 0, sizeof(*oc));
+			/* Removed (or no memory to tell). */
+			ofl_conn_removed(oc, map ? "connection removed by a reload" : "reload (no memory to compare)");
 			continue;
 		}
 		const struct ovl_conn *b = &o->conns[ni];
 
 		if (conn_changed(old, a, o, b)) {
-			conn_withdraw(oc, "connection changed by a reload");
-			/* Refusals are tried again: the rule is a new one. */
-			for (int s = 0; s < SIDES; s++)
-				if (oc->side[s].state == DP_OFL_REFUSED)
-					side_withdraw(&oc->side[s], NULL);
-			oc->since = ofl.now;
-			oc->seen = true;
+			ofl_conn_changed(oc, "connection changed by a reload");
 			continue;
 		}
-		/* Unchanged, but a forward rule also depends on the tenant's MRs and rate and the ports' VLAN policies. */
-		if (oc->side[SIDE_TENANT].state == DP_OFL_INSTALLED && oc->side[SIDE_TENANT].kind == DP_OFL_FORWARD &&
-		    !forward_eligible(o, b)) {
-			side_withdraw(&oc->side[SIDE_TENANT], "no longer forwardable (tenant memory or rate changed)");
-			oc->since = ofl.now;
-		}
+		ofl_forward_check(o, b, oc);
 		if (!enabled)
 			conn_withdraw(oc, "offload disabled by a reload");
 	}
@@ -657,39 +677,18 @@ dp_offload_changes(const struct ovl *old, const struct ovl *o, const struct ovl_
 	conns_reserve(dp.n_states);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ovl_conn *a = ch[i].from == OVL_NONE ? NULL : &old->conns[ch[i].from];
-		struct ofl_conn *oc;
 
 		if (!a || a->state >= ofl.n_conns)
 			continue; /* new, or never seen by a poll: no rule */
-		oc = &ofl.conns[a->state];
-		if (ch[i].to == OVL_NONE) {
-			conn_withdraw(oc, "connection removed by a delta");
-			for (int s = 0; s < SIDES; s++)
-				side_clear_texts(&oc->side[s]);
-			memset(oc, 0, sizeof(*oc));
-			continue;
-		}
-		conn_withdraw(oc, "connection changed by a delta");
-		for (int s = 0; s < SIDES; s++)
-			if (oc->side[s].state == DP_OFL_REFUSED)
-				side_withdraw(&oc->side[s], NULL);
-		oc->since = ofl.now;
-		oc->seen = true;
+		if (ch[i].to == OVL_NONE)
+			ofl_conn_removed(&ofl.conns[a->state], "connection removed by a delta");
+		else
+			ofl_conn_changed(&ofl.conns[a->state], "connection changed by a delta");
 	}
 	/* A forward rule also depends on its tenant's MRs: those a change left are checked again. */
-	for (uint32_t i = 0; enabled && mrs_changed && i < o->n_conns; i++) {
-		const struct ovl_conn *b = &o->conns[i];
-		struct ofl_conn *oc;
-
-		if (!ovl_live(b) || b->state >= ofl.n_conns)
-			continue;
-		oc = &ofl.conns[b->state];
-		if (oc->side[SIDE_TENANT].state == DP_OFL_INSTALLED && oc->side[SIDE_TENANT].kind == DP_OFL_FORWARD &&
-		    !forward_eligible(o, b)) {
-			side_withdraw(&oc->side[SIDE_TENANT], "no longer forwardable (tenant memory changed)");
-			oc->since = ofl.now;
-		}
-	}
+	for (uint32_t i = 0; enabled && mrs_changed && i < o->n_conns; i++)
+		if (ovl_live(&o->conns[i]) && o->conns[i].state < ofl.n_conns)
+			ofl_forward_check(o, &o->conns[i], &ofl.conns[o->conns[i].state]);
 }
 
 void

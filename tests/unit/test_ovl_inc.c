@@ -440,7 +440,7 @@ test_random_walk(void)
 		cb = world_cfg();
 		diff(ca, cb, &ci);
 		if (ovl_inc_prepare(x, cb, &ci, &oi, err, sizeof(err)) == 0) {
-			struct ovl *h = ovl_inc_commit(x, &oi);
+			struct ovl *h = ovl_inc_commit(&oi);
 
 			ovl_free(x);    /* the old header only: the store is the new one's */
 			x = h;
