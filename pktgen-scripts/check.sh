@@ -28,6 +28,8 @@
 # tcgetattr failed"), so it runs under script(1) (util-linux), which gives it
 # a pseudo-terminal and logs what it prints to WORK/NAME-pktgen.out.
 # The last line is "N passed, M failed"; the exit status is non-zero on failure.
+# It reserves PKTGEN_HUGEPAGES (default 1024) hugepages of 2 MiB, 2 GiB, and says how many
+# it has: pktgen's mbuf pools for 4154-byte frames (-j) do not fit in 512.
 # KEEP=1 keeps the work directory.  pktgen-scripts/build-pktgen.sh builds
 # pktgen from its source, outside the repository.
 
@@ -62,6 +64,8 @@ WORK=$(mktemp -d /tmp/roce-pktgen.XXXXXX)
 SOCK=$WORK/vhost-blue.sock
 PG_PID=
 T0=$SECONDS
+# shellcheck source=scripts/common.sh
+source "$ROOT/scripts/common.sh"
 # shellcheck source=tests/interop/lib.sh
 source "$ROOT/tests/interop/lib.sh"
 
@@ -72,6 +76,9 @@ for c in "$TELEMETRY" "$PY" script; do
 	command -v "$c" >/dev/null ||
 		{ echo "missing $c (Debian packages dpdk, python3-scapy, bsdutils)" >&2; exit 2; }
 done
+# pktgen's pools for 4154-byte frames (-j) and the switch's together held 759 hugepages of
+# 2 MiB at their peak (measured on a 2048-page machine); 1024 leave a margin.
+setup_hugepages "${PKTGEN_HUGEPAGES:-1024}" || exit 2
 
 # pktgen_run NAME SCRIPT [PKTGEN_ARGS...]: pktgen as blue's VM, the second
 # primary (main lcore 1; lcore 0 drives port 0), running SCRIPT and quitting.

@@ -31,11 +31,16 @@ install_deps() {
 		"${missing[@]}" >/dev/null
 }
 
+# setup_hugepages N: at least N hugepages of 2 MiB reserved (more are left as they are) and
+# hugetlbfs on /dev/hugepages; says how many there are.  Fails when the kernel grants fewer.
 setup_hugepages() {
-	local want=${1:-512}
+	local want=${1:-512} have
 	[ "$(cat /proc/sys/vm/nr_hugepages)" -ge "$want" ] || echo "$want" > /proc/sys/vm/nr_hugepages
 	mkdir -p /dev/hugepages
 	mountpoint -q /dev/hugepages || mount -t hugetlbfs nodev /dev/hugepages
+	have=$(cat /proc/sys/vm/nr_hugepages)
+	log "hugepages: $have of 2 MiB reserved ($want wanted), $(awk '/HugePages_Free/ {print $2}' /proc/meminfo) free"
+	[ "$have" -ge "$want" ] || { echo "only $have hugepages could be reserved, $want are needed" >&2; return 1; }
 }
 
 build_release() {

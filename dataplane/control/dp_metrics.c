@@ -16,7 +16,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#ifdef DP_HAVE_METRICS
 #include <microhttpd.h>
+#endif
 
 #include "dp.h"
 #include "dp_estats.h"
@@ -363,6 +365,7 @@ dp_metrics_render(bool per_conn, char **out, size_t *len)
 }
 
 /* The HTTP side. */
+#ifdef DP_HAVE_METRICS
 
 static struct {
 	struct MHD_Daemon *d;
@@ -492,3 +495,19 @@ dp_metrics_stop(void)
 		MHD_stop_daemon(mx.d);
 	mx.d = NULL;
 }
+#else /* !DP_HAVE_METRICS: built without libmicrohttpd (meson option metrics) */
+
+int
+dp_metrics_start(const char *addr_port, bool per_conn, char *err, size_t errlen)
+{
+	(void)per_conn;
+	snprintf(err, errlen, "--metrics %s: this build has no exporter (libmicrohttpd was not found; meson option metrics)",
+		 addr_port);
+	return -1;
+}
+
+void
+dp_metrics_stop(void)
+{
+}
+#endif /* DP_HAVE_METRICS */

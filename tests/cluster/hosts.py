@@ -42,7 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from roce_telemetry import telemetry  # noqa: E402
-from roce_switch import start_switch, stop_switch, wait_socket  # noqa: E402
+from roce_switch import start_switch_ready, stop_switch  # noqa: E402
 from roce_layers import BTH  # noqa: E402
 from test_etcd import until  # noqa: E402,F401 - the tests' polling helper, for the users of this module
 from scapy.layers.l2 import Ether  # noqa: E402
@@ -309,22 +309,16 @@ class Hosts:
             cfg = os.path.join(self.work, "host-%s.json" % n)
             with open(cfg, "w") as f:
                 json.dump(local_config(n), f, indent=1)
-            # DPDK 22.11's af_packet PMD names its PACKET_FANOUT group (pid ^ ifindex) & 0xffff, and
-            # groups are per network namespace: two switches here can draw the same group for two
-            # devices, and the second one's probe fails with EINVAL. A new pid draws another.
-            for _ in range(5):
-                self.sw[n] = start_switch(self.build, self.prefix[n],
-                                          ["net_af_packet0,iface=%s" % self.link("u", n),
-                                           "net_af_packet1,iface=%s" % self.link("t", n)],
-                                          cfg, self.lcores[n], ["--etcd", etcd_urls] + list(extra),
-                                          eal_mem=["--no-huge", "-m", "256"],
-                                          logs=os.path.join(self.work, "switch-%s" % n))
-                if wait_socket(self.prefix[n], self.sw[n]):
-                    break
-                _, _, err = stop_switch(self.sw[n], self.prefix[n])
-                if "PACKET_FANOUT" not in err:
-                    sys.stderr.write(err[-2000:])
-                    return False
+            # A start that draws a taken af_packet fanout group is tried again (roce_switch.py).
+            self.sw[n] = start_switch_ready(self.build, self.prefix[n],
+                                            ["net_af_packet0,iface=%s" % self.link("u", n),
+                                             "net_af_packet1,iface=%s" % self.link("t", n)],
+                                            cfg, self.lcores[n], ["--etcd", etcd_urls] + list(extra),
+                                            eal_mem=["--no-huge", "-m", "256"],
+                                            logs=os.path.join(self.work, "switch-%s" % n))
+            if self.sw[n] is None:
+                del self.sw[n]
+                return False
         return all(self.sw[n].poll() is None for n in self.names)
 
     def tel(self, n, cmd):

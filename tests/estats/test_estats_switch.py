@@ -42,7 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "pipeline"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from roce_telemetry import telemetry  # noqa: E402
-from roce_switch import start_switch, stop_switch, wait_socket  # noqa: E402
+from roce_switch import start_switch_ready, stop_switch  # noqa: E402
 from pipeline_wire import BTH, AETH  # noqa: E402
 from scapy.layers.l2 import Ether  # noqa: E402
 from scapy.layers.inet import IP, UDP  # noqa: E402
@@ -231,9 +231,9 @@ def run(build, work, estats, tag):
         with open(cfg, "w") as f:
             json.dump(config("net_af_packet0", "net_af_packet1"), f)
         args = ["--estats", "--metrics", "127.0.0.1:%d" % port] if estats else []
-        proc = start_switch(build, prefix, ["net_af_packet0,iface=%s" % fi, "net_af_packet1,iface=%s" % ti],
-                            cfg, "0", args)
-        if not check(wait_socket(prefix, proc), "%s: the switch starts" % tag):
+        proc = start_switch_ready(build, prefix, ["net_af_packet0,iface=%s" % fi, "net_af_packet1,iface=%s" % ti],
+                                  cfg, "0", args)
+        if not check(proc is not None, "%s: the switch starts" % tag):
             return [], None, None, None
         f = frames()
         w = Wire(tp, fp)

@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import subprocess
 import time
 
@@ -43,6 +44,27 @@ def wait_socket(prefix, proc, seconds=30):
             pass
         time.sleep(0.1)
     return False
+
+
+def start_switch_ready(build, prefix, vdevs, cfg_path, lcores, args=(), eal_mem=EAL_MEM, logs=None,
+                       tries=5, seconds=30):
+    """start_switch(), then wait_socket(): the running switch, or None (its stderr is printed).
+
+    DPDK 22.11's net_af_packet joins a PACKET_FANOUT group numbered (pid ^ ifindex) & 0xffff, and
+    the numbers are shared by every process of the network namespace.  Two switches started one
+    after the other on two ends of a veth (consecutive pids, consecutive ifindexes) can draw the
+    same number for different devices, and the second one's probe then fails with EINVAL ("could
+    not set PACKET_FANOUT").  Such a start is tried again, up to @tries times: a new pid draws
+    another number.  Any other failure is final."""
+    for _ in range(tries):
+        proc = start_switch(build, prefix, vdevs, cfg_path, lcores, args, eal_mem, logs)
+        if wait_socket(prefix, proc, seconds):
+            return proc
+        _, _, err = stop_switch(proc, prefix)
+        if "PACKET_FANOUT" not in err:
+            break
+    sys.stderr.write(err[-2000:])
+    return None
 
 
 def stop_switch(proc, prefix):
