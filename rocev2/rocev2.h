@@ -4,6 +4,7 @@
 #define ROCEV2_H
 
 #include "roce_build.h"
+#include "roce_cm.h"
 #include "roce_hdr.h"
 #include "roce_icrc.h"
 #include "roce_opcode.h"

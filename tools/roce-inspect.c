@@ -375,6 +375,54 @@ print_flat(struct jw *w, const uint8_t *f, const struct roce_pkt *pkt)
 	}
 }
 
+/*
+ * A UD SEND to the GSI QP carries a management datagram: "mad" with its
+ * common header, and for the CM class "cm" with the fields a switch reads
+ * (roce_cm.h), each only in the messages that carry it.
+ */
+static void
+print_mad(struct jw *w, const uint8_t *f, const struct roce_pkt *pkt)
+{
+	const struct roce_bth *b = (const struct roce_bth *)(f + pkt->bth_off);
+	const uint8_t *mad = f + pkt->payload_off;
+	const char *name;
+	struct roce_cm cm;
+
+	if (!(pkt->exts & ROCE_EXT_DETH) || roce_bth_dqpn(b) != ROCE_GSI_QPN ||
+	    roce_mad_class(mad, pkt->payload_len) < 0)
+		return;
+	jw_obj(w, "mad");
+	jw_uint(w, "class", mad[1]);
+	jw_uint(w, "class_version", mad[2]);
+	jw_uint(w, "method", mad[3]);
+	jw_uint(w, "attr_id", (uint32_t)mad[16] << 8 | mad[17]);
+	jw_end_obj(w);
+	if (roce_cm_parse(mad, pkt->payload_len, &cm) != ROCE_CM_OK)
+		return;
+	jw_obj(w, "cm");
+	name = roce_cm_attr_name(cm.attr_id);
+	jw_str(w, "msg", name ? name : "other");
+	jw_hex64(w, "tid", cm.tid);
+	jw_hex32(w, "local_comm_id", cm.local_comm_id);
+	if (cm.attr_id != ROCE_CM_REQ)
+		jw_hex32(w, "remote_comm_id", cm.remote_comm_id);
+	if (cm.attr_id == ROCE_CM_REQ) {
+		jw_hex64(w, "service_id", cm.service_id);
+		jw_uint(w, "transport", cm.transport);
+	}
+	if (cm.attr_id == ROCE_CM_REQ || cm.attr_id == ROCE_CM_REP) {
+		jw_uint(w, "local_qpn", cm.local_qpn);
+		jw_uint(w, "starting_psn", cm.starting_psn);
+	}
+	if (cm.attr_id == ROCE_CM_DREQ)
+		jw_uint(w, "remote_qpn", cm.remote_qpn);
+	if (cm.attr_id == ROCE_CM_REJ) {
+		jw_uint(w, "rej_reason", cm.rej_reason);
+		jw_uint(w, "rej_msg", cm.rej_msg);
+	}
+	jw_end_obj(w);
+}
+
 struct totals {
 	uint64_t frames;
 	uint64_t ok;
@@ -417,6 +465,7 @@ inspect_frame(struct jw *w, uint64_t number, const uint8_t *f, uint32_t len, uin
 		if (!good)
 			t->icrc_bad++;
 		print_flat(w, f, &pkt);
+		print_mad(w, f, &pkt);
 		jw_uint(w, "payload_len", pkt.payload_len);
 		jw_hex32(w, "icrc", found);
 		jw_bool(w, "icrc_ok", good);

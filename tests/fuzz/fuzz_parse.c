@@ -6,7 +6,8 @@
  * with a full recompute.  Ethernet padding after the ICRC must account for
  * the rest of the buffer and must not matter to the ICRC.  The data plane's
  * parse of the common shape, roce_parse_fast(), must give the same result as
- * the full parser on every input, the struct byte for byte.
+ * the full parser on every input, the struct byte for byte.  Every payload is
+ * also read as a CM MAD (roce_cm.h).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,6 +52,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (off && pkt.bth_off + off + ROCE_EXT_LEN(1u << i) > pkt.payload_off)
 			abort();
 	}
+
+	/* Any payload read as a MAD: the CM reader takes only whole MADs of its own class. */
+	struct roce_cm cm;
+
+	if (roce_cm_parse(frame + pkt.payload_off, pkt.payload_len, &cm) == ROCE_CM_OK &&
+	    (pkt.payload_len < ROCE_MAD_LEN || cm.mgmt_class != ROCE_MAD_CLASS_CM))
+		abort();
 
 	uint32_t icrc = roce_icrc_compute(frame, &pkt);
 
