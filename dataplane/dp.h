@@ -32,6 +32,7 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
+#include "cfg_delta.h"
 #include "dcqcn.h"
 #include "ovl.h"
 #include "ovl_inc.h"
@@ -392,13 +393,38 @@ struct dp_reload_report {
  * changes.  At start-up (no overlay yet) it only builds.  Takes ctl_lock.
  */
 int dp_config_apply(const char *path, struct dp_reload_report *rep);
+/*
+ * Have @fn called after every file reload that dp_config_apply() published:
+ * the file's records replaced those of the other sources, which apply theirs
+ * again (the etcd follower).  At start-up only; 0, or -1 when four are set.
+ */
+int dp_reload_listen(void (*fn)(void));
 void dp_reload_report_free(struct dp_reload_report *rep);
 int dp_reload_report_json(const struct dp_reload_report *rep, char *buf, size_t len);
+
+/*
+ * The one apply path below every source of changes (docs/control.md): build
+ * and publish @c (taken: kept as dp.cfg, or freed on failure) as
+ * dp_config_apply() does after loading a file.  The caller holds ctl_lock.
+ */
+int dp_config_publish_locked(struct cfg *c, struct dp_reload_report *rep);
+
+/* What one batch of changes did (dp_delta.h, dp_inc.c). */
+struct dp_delta_report {
+	struct dp_reload_report rr;   /* connections and tenants added, removed, kept; errors */
+	struct cfg_delta_summary sum;
+	double check_us, build_us, publish_us;
+};
 
 /* The control thread that serves SIGHUP; dp_reload_request() is signal-safe. */
 int dp_control_start(void);
 void dp_reload_request(void);
 void dp_control_stop(void);
+/*
+ * The path dp_control_start() opens the control socket at (--control), or
+ * NULL for none; set before dp_control_start().  dp_control_stop() closes it.
+ */
+void dp_ctl_sock_configure(const char *path);
 void dp_state_free_all(void);
 
 /* The forwarding loop of one lcore (rte_eal_remote_launch signature). */

@@ -31,7 +31,7 @@
 #include "dp_xdp.h"
 #include "dp_acl.h"
 #include "dp_cluster.h"
-#include "dp_delta.h"
+#include "dp_inc.h"
 #include "dp_estats.h"
 #include "dp_metrics.h"
 #include "dp_offload.h"

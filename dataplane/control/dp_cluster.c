@@ -6,7 +6,6 @@
  * /roce/cluster.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +15,18 @@
 #include <rte_lcore.h>
 #include <rte_telemetry.h>
 
+#include <jansson.h>
+
 #include "dp.h"
-#include "dp_cluster_int.h"
+#include "dp_cluster.h"
+#include "dp_cluster_etcd.h"
+#include "dp_cluster_rec.h"
+#include "dp_cluster_txn.h"
 /* cluster/ is not among the data plane library's include directories: it is linked only where configured. */
 #include "../../cluster/etcd.h"
 
-struct dp_cluster_stats dp_cluster_st = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
 static struct {
 	struct etcd_conn w;       /* the range and the watch */
-	struct etcd_conn t;       /* transactions, from inside the watch's callbacks */
 	char *prefix;
 	bool configured, running;
 	volatile bool stop;       /* the thread is to end */
@@ -50,33 +51,8 @@ static struct {
 struct wmsg {
 	struct wmsg *next;
 	json_t *result;           /* the message's "result" */
-	double t0;                /* when it was read (mono_s()) */
+	double t0;                /* when it was read (dp_cluster_mono_s()) */
 };
-
-static double
-mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void
-dp_cluster_error(const char *fmt, ...)
-{
-	char msg[sizeof(dp_cluster_st.last_error)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	pthread_mutex_lock(&dp_cluster_st.lock);
-	memcpy(dp_cluster_st.last_error, msg, sizeof(msg));
-	pthread_mutex_unlock(&dp_cluster_st.lock);
-	/* Outside the lock: a stderr that blocks (a full pipe) must not stop /roce/cluster answering. */
-	fprintf(stderr, "etcd: %s\n", msg);
-}
 
 static void
 set_connected(bool up)
@@ -84,22 +60,11 @@ set_connected(bool up)
 	pthread_mutex_lock(&dp_cluster_st.lock);
 	if (dp_cluster_st.connected != up || dp_cluster_st.since == 0) {
 		dp_cluster_st.connected = up;
-		dp_cluster_st.since = mono_s();
+		dp_cluster_st.since = dp_cluster_mono_s();
 	}
 	snprintf(dp_cluster_st.url, sizeof(dp_cluster_st.url), "%s", cl.w.urls[cl.w.cur]);
+	dp_cluster_st.member = cl.w.cur;
 	pthread_mutex_unlock(&dp_cluster_st.lock);
-}
-
-char *
-dp_b64_enc(const char *s, size_t n)
-{
-	return etcd_b64_enc(s, n);
-}
-
-char *
-dp_b64_dec(const char *s, size_t *n)
-{
-	return etcd_b64_dec(s, n);
 }
 
 /* The range [PREFIX/, PREFIX0) as base64 members of a request. */
@@ -207,11 +172,11 @@ full_read(void)
 	return rev;
 }
 
-/* Count one delta of watch messages, the first read at @t0 (mono_s()), now in force. */
+/* Count one delta of watch messages, the first read at @t0 (dp_cluster_mono_s()), now in force. */
 static void
 apply_time(double t0)
 {
-	uint64_t us = (uint64_t)((mono_s() - t0) * 1e6);
+	uint64_t us = (uint64_t)((dp_cluster_mono_s() - t0) * 1e6);
 
 	pthread_mutex_lock(&dp_cluster_st.lock);
 	dp_cluster_st.apply_n++;
@@ -280,7 +245,7 @@ apply_main(void *arg)
 static int
 watch_line(void *arg, char *line)
 {
-	double t0 = mono_s();
+	double t0 = dp_cluster_mono_s();
 	json_t *o = json_loads(line, 0, NULL), *r, *cr;
 	struct wmsg *m;
 	size_t n;
@@ -318,32 +283,6 @@ watch_line(void *arg, char *line)
 	}
 	json_decref(o);
 	return cl.compacted;
-}
-
-int
-dp_cluster_txn_put(const char *key, const char *val, int64_t mod_rev)
-{
-	char *k = dp_b64_enc(key, strlen(key)), *v = dp_b64_enc(val, strlen(val)), *req = NULL, *body = NULL;
-	json_t *o;
-	int rc = -1;
-
-	/* The member the watch uses. */
-	cl.t.cur = cl.w.cur;
-	if (k && v && asprintf(&req, "{\"compare\": [{\"key\": \"%s\", \"target\": \"MOD\", \"result\": \"EQUAL\", "
-			       "\"mod_revision\": \"%lld\"}], \"success\": [{\"request_put\": {\"key\": \"%s\", "
-			       "\"value\": \"%s\"}}]}", k, (long long)mod_rev, k, v) >= 0) {
-		if (etcd_post(&cl.t, "/v3/kv/txn", req, &body, 5, NULL, NULL) == 0 && (o = json_loads(body, 0, NULL))) {
-			rc = json_is_true(json_object_get(o, "succeeded")) ? 0 : -1;
-			json_decref(o);
-		} else if (!body) {
-			dp_cluster_error("txn: %s", cl.t.err);
-		}
-	}
-	free(k);
-	free(v);
-	free(req);
-	free(body);
-	return rc;
 }
 
 static void *
@@ -412,7 +351,7 @@ dp_cluster_configure(const char *urls, const char *prefix, const struct dp_clust
 	if (!tls)
 		tls = &none;
 	if (etcd_conn_init(&cl.w, urls, tls->cacert, tls->cert, tls->key, &cl.interrupt) < 0 ||
-	    etcd_conn_init(&cl.t, urls, tls->cacert, tls->cert, tls->key, &cl.stop) < 0)
+	    dp_cluster_txn_conn_init(urls, tls->cacert, tls->cert, tls->key, &cl.stop) < 0)
 		return -1;
 	cl.prefix = strdup(prefix && *prefix ? prefix : "/roce");
 	if (cl.prefix && strlen(cl.prefix) > 1 && cl.prefix[strlen(cl.prefix) - 1] == '/')
@@ -428,6 +367,8 @@ dp_cluster_start(void)
 		return 0;
 	dp_cluster_rec_init(cl.prefix);
 	cl.stop = cl.interrupt = cl.resync = false;
+	if (dp_reload_listen(dp_cluster_resync) < 0)
+		return -1;
 	cl.apply_stop = false;
 	if (dp_cluster_txn_start() != 0 ||
 	    rte_ctrl_thread_create(&cl.apply_tid, "roce-etcd-apply", NULL, apply_main, NULL) != 0)
@@ -459,7 +400,7 @@ dp_cluster_stop(void)
 	cl.running = false;
 	dp_cluster_rec_free();
 	etcd_conn_free(&cl.w);
-	etcd_conn_free(&cl.t);
+	dp_cluster_txn_conn_free();
 	free(cl.prefix);
 	cl.prefix = NULL;
 }
@@ -490,11 +431,13 @@ tel_cluster(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "prefix", cl.prefix ? cl.prefix : "");
 	pthread_mutex_lock(&dp_cluster_st.lock);
 	rte_tel_data_add_dict_string(d, "etcd", dp_cluster_st.connected ? "connected" : "disconnected");
-	rte_tel_data_add_dict_u64(d, "since_ms", (uint64_t)((mono_s() - dp_cluster_st.since) * 1e3));
+	rte_tel_data_add_dict_u64(d, "since_ms", (uint64_t)((dp_cluster_mono_s() - dp_cluster_st.since) * 1e3));
 	rte_tel_data_add_dict_string(d, "member", dp_cluster_st.url);
-	rte_tel_data_add_dict_int(d, "revision", (int)dp_cluster_st.revision);
+	rte_tel_data_add_dict_u64(d, "revision", (uint64_t)dp_cluster_st.revision);
 	rte_tel_data_add_dict_u64(d, "records_applied", dp_cluster_st.applied);
 	rte_tel_data_add_dict_u64(d, "records_rejected", dp_cluster_st.rejected);
+	rte_tel_data_add_dict_u64(d, "records_waiting", dp_cluster_st.waiting);
+	rte_tel_data_add_dict_u64(d, "records_known", dp_cluster_st.records);
 	rte_tel_data_add_dict_u64(d, "events", dp_cluster_st.events);
 	rte_tel_data_add_dict_u64(d, "resyncs", dp_cluster_st.resyncs);
 	rte_tel_data_add_dict_u64(d, "pqpn_allocated", dp_cluster_st.pqpn_allocated);

@@ -18,13 +18,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "dp.h"
-#include "dp_cluster_int.h"
+#include "dp_cluster_etcd.h"
+#include "dp_cluster_rec.h"
+#include "dp_cluster_txn.h"
 #include "dp_delta.h"
 
 enum { K_TENANTS, K_ENDPOINTS, K_QPS, K_MRS, K_N };
 static const char *const kind_names[K_N] = { "tenants", "endpoints", "qps", "mrs" };
 static const unsigned kind_parts[K_N] = { 1, 2, 3, 3 };
+/* The mod_rev of a record etcd no longer holds. */
+#define MOD_DELETED (-2)
 
 struct rec {
 	char *key;
@@ -36,6 +42,7 @@ struct rec {
 	int64_t pqpn_rev;         /* the mod revision a pqpn was asked for, -1 none */
 	uint32_t pqpn_asked;      /* the pqpn written back for pqpn_rev (0: none) */
 	bool seen;                /* during a full read */
+	bool waiting;             /* left out of the last batch for a peer etcd does not hold (yet) */
 };
 
 static struct {
@@ -90,6 +97,38 @@ reject(struct rec *r, const char *fmt, ...)
 	dp_cluster_error("%s: %s", r->key, msg);
 }
 
+/*
+ * True when @s, a key's @p-th part after its kind, is written as the record's
+ * own value would be: a vip as cfg_ip_format() writes it, a vqpn (up to
+ * 2^24 - 1) or rkey (up to 2^32 - 1) in decimal without a sign or leading
+ * zeros.  Aliases such as .../0x11, .../017 or .../17junk are not records:
+ * two keys would otherwise name one record, and deleting one would remove
+ * what the other still holds.
+ */
+static bool
+key_part_canonical(int kind, unsigned p, const char *s)
+{
+	if (p == 1) {
+		struct cfg_ip ip;
+		char buf[CFG_IP_STRLEN];
+
+		return cfg_ip_parse(s, &ip) == 0 && cfg_ip_format(&ip, buf, sizeof(buf)) >= 0 && !strcmp(buf, s);
+	}
+	if (p == 2) {
+		unsigned long long v = 0;
+
+		if (!*s || (s[0] == '0' && s[1]) || strlen(s) > 10)
+			return false;
+		for (const char *c = s; *c; c++) {
+			if (*c < '0' || *c > '9')
+				return false;
+			v = v * 10 + (unsigned long long)(*c - '0');
+		}
+		return v <= (kind == K_QPS ? CFG_QPN_MAX : UINT32_MAX);
+	}
+	return true;
+}
+
 /* The record of @key, made if new; NULL when @key is not a record key (reported). */
 static struct rec *
 rec_get(const char *key, bool make)
@@ -133,20 +172,30 @@ rec_get(const char *key, bool make)
 	if (kind == K_N || tok || !r->part[kind_parts[kind] - 1] || (kind_parts[kind] < 3 && r->part[kind_parts[kind]])) {
 		r->mod_rev = 0;
 		reject(r, "not a record key (PREFIX/tenants/T, endpoints/T/VIP, qps/T/VIP/VQPN, mrs/T/VIP/RKEY)");
-		free(r->key);
-		for (int p = 0; p < 3; p++)
-			free(r->part[p]);
-		return NULL;
+		goto bad;
 	}
+	for (unsigned p = 1; p < kind_parts[kind]; p++)
+		if (!key_part_canonical(kind, p, r->part[p])) {
+			r->mod_rev = 0;
+			reject(r, "not a canonical record key: %s \"%.64s\" (a vip as the record writes it, a %s in "
+			       "decimal without leading zeros)", p == 1 ? "vip" : kind == K_QPS ? "vqpn" : "rkey",
+			       r->part[p], kind == K_QPS ? "vqpn" : "rkey");
+			goto bad;
+		}
 	json_object_set_new(rs.idx, key, json_integer(rs.n));
 	rs.n++;
 	return r;
+bad:
+	free(r->key);
+	for (int p = 0; p < 3; p++)
+		free(r->part[p]);
+	return NULL;
 }
 
 static bool
 num_eq(json_t *v, const char *s)
 {
-	unsigned long long a = strtoull(s, NULL, 0);
+	unsigned long long a = strtoull(s, NULL, 10); /* a canonical key part */
 
 	if (json_is_integer(v))
 		return (unsigned long long)json_integer_value(v) == a;
@@ -192,6 +241,7 @@ dp_cluster_rec_put(const char *key, const char *val, size_t len, int64_t mod_rev
 	if (r->mod_rev == mod_rev && r->want)
 		return;
 	r->mod_rev = mod_rev;
+	r->waiting = false;
 	json_decref(r->want);
 	r->want = NULL;
 	v = json_loadb(val, len, JSON_REJECT_DUPLICATES, &je);
@@ -215,7 +265,8 @@ dp_cluster_rec_del(const char *key)
 	if (r) {
 		json_decref(r->want);
 		r->want = NULL;
-		r->mod_rev = -2;
+		r->mod_rev = MOD_DELETED;
+		r->waiting = false;
 	}
 }
 
@@ -230,9 +281,10 @@ void
 dp_cluster_rec_sweep(void)
 {
 	for (uint32_t i = 0; i < rs.n; i++)
-		if (!rs.r[i].seen && rs.r[i].want) {
+		if (!rs.r[i].seen && rs.r[i].mod_rev != MOD_DELETED) {
 			json_decref(rs.r[i].want);
 			rs.r[i].want = NULL;
+			rs.r[i].mod_rev = MOD_DELETED;
 		}
 }
 
@@ -361,26 +413,30 @@ pqpn_allocate(struct rec *r)
 }
 
 /*
- * True when @r is a QP whose peer etcd holds without a pqpn yet: the peer's
- * owner is choosing one (or will, once its switch sees it), so @r cannot be
- * applied before it and is not counted as rejected.
+ * True when @r is a QP whose peer etcd does not hold as a record that can be
+ * applied yet: the peer's key is absent (a pair is often written in two
+ * puts), or the peer has no pqpn (its owner is choosing one, or will once its
+ * switch sees it).  Such a QP cannot be applied before its peer; it waits,
+ * and is not counted as rejected.
  */
 static bool
-peer_pending(const struct rec *r)
+peer_waiting(const struct rec *r)
 {
 	json_t *peer = r->kind == K_QPS && r->want ? json_object_get(r->want, "peer") : NULL;
 	json_t *vip = json_object_get(peer, "vip"), *vqpn = json_object_get(peer, "vqpn");
-	char key[512];
+	char key[512], ips[CFG_IP_STRLEN];
 	const struct rec *q;
+	struct cfg_ip ip;
 
-	if (!json_is_string(vip) || !(json_is_integer(vqpn) || json_is_string(vqpn)))
+	if (!json_is_string(vip) || !(json_is_integer(vqpn) || json_is_string(vqpn)) ||
+	    cfg_ip_parse(json_string_value(vip), &ip) || cfg_ip_format(&ip, ips, sizeof(ips)) < 0)
 		return false;
-	/* The key names the vqpn in decimal; the record may give it as a "0x" string. */
-	snprintf(key, sizeof(key), "%s/qps/%s/%s/%lld", rs.prefix, r->part[0], json_string_value(vip),
+	/* The key names the vip canonically and the vqpn in decimal; the record may give it as a "0x" string. */
+	snprintf(key, sizeof(key), "%s/qps/%s/%s/%lld", rs.prefix, r->part[0], ips,
 		 json_is_integer(vqpn) ? (long long)json_integer_value(vqpn) :
 		 strtoll(json_string_value(vqpn), NULL, 0));
 	q = rec_get(key, false);
-	return q && q->want && !json_object_get(q->want, "pqpn");
+	return !q || !q->want || !json_object_get(q->want, "pqpn");
 }
 
 /* One entry of a batch: record @i put (del false) or deleted. */
@@ -413,32 +469,91 @@ entry_named(const struct entry *e, uint32_t n, const char *msg)
 }
 
 /*
- * The record of the map that an error names as a running record, as in
- * "qps{blue 192.168.1.10 17}.peer: ...", when it is applied and not in the
- * batch yet; or -1.
+ * The record of the map that an error names by its key, as the checks
+ * between records do ("request: qps{blue 192.168.1.10 17}.peer: ..."), or
+ * NULL.
  */
-static int
-running_named(const struct entry *e, uint32_t n, const char *msg)
+static struct rec *
+rec_named(const char *msg)
 {
 	char kind[16], a[128], b[128], c[32], key[512];
 	const char *p = strstr(msg, ": ");
 	int k;
-	struct rec *r;
 
 	if (!p || sscanf(p + 2, "%15[a-z]{%127[^ }] %127[^ }] %31[^ }]}", kind, a, b, c) != 4)
-		return -1;
+		return NULL;
 	for (k = 0; k < K_N && strcmp(kind, kind_names[k]); k++)
 		;
 	if (k != K_QPS && k != K_MRS)
-		return -1;
+		return NULL;
 	snprintf(key, sizeof(key), "%s/%s/%s/%s/%s", rs.prefix, kind, a, b, c);
-	r = rec_get(key, false);
+	return rec_get(key, false);
+}
+
+/* The put of the batch whose record an error names by its key, or -1. */
+static int
+entry_keyed(const struct entry *e, uint32_t n, const char *msg)
+{
+	const struct rec *r = rec_named(msg);
+
+	for (uint32_t j = 0; r && j < n; j++)
+		if (!e[j].out && !e[j].del && e[j].i == (uint32_t)(r - rs.r))
+			return (int)j;
+	return -1;
+}
+
+/* The record of the map an error names by its key when it is applied and not in the batch; or -1. */
+static int
+running_named(const struct entry *e, uint32_t n, const char *msg)
+{
+	const struct rec *r = rec_named(msg);
+
 	if (!r || !r->applied)
 		return -1;
 	for (uint32_t j = 0; j < n; j++)
 		if (e[j].i == (uint32_t)(r - rs.r))
 			return -1;
 	return (int)(r - rs.r);
+}
+
+/*
+ * Forget the records etcd deleted and the running configuration no longer
+ * holds, so that the map follows etcd's size: keys put and deleted leave
+ * nothing behind.  (A key etcd holds with a bad value stays, so that its
+ * rejection is counted once.)  Linear, as a reconcile is.
+ */
+static void
+rec_compact(void)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < rs.n; i++) {
+		struct rec *r = &rs.r[i];
+
+		if (r->mod_rev != MOD_DELETED || r->applied) {
+			if (n != i)
+				rs.r[n] = *r;
+			n++;
+			continue;
+		}
+		json_object_del(rs.idx, r->key);
+		free(r->key);
+		for (int p = 0; p < 3; p++)
+			free(r->part[p]);
+	}
+	if (n == rs.n)
+		return;
+	rs.n = n;
+	for (uint32_t i = 0; i < n; i++)
+		json_object_set_new(rs.idx, rs.r[i].key, json_integer(i));
+	if (rs.cap > 256 && n < rs.cap / 4) {
+		struct rec *r = realloc(rs.r, sizeof(*r) * (rs.cap / 2));
+
+		if (r) {
+			rs.r = r;
+			rs.cap /= 2;
+		}
+	}
 }
 
 void
@@ -511,6 +626,7 @@ dp_cluster_rec_reconcile(void)
 					continue;
 				json_decref(r->applied);
 				r->applied = e[j].del ? NULL : json_incref(r->want);
+				r->waiting = false;
 			}
 			pthread_mutex_lock(&dp_cluster_st.lock);
 			dp_cluster_st.applied += left;
@@ -518,20 +634,33 @@ dp_cluster_rec_reconcile(void)
 			dp_delta_report_free(&rep);
 			break;
 		}
-		/* Leave out what the errors name; with nothing named, all of it. */
+		/*
+		 * Leave out what the errors name; with nothing named, all of it.
+		 * Every error is matched against the batch as it was sent before
+		 * any entry is left out ("put.qps[3]" counts the entries sent).
+		 */
 		uint32_t named = 0;
+		int *hit = malloc(sizeof(*hit) * (rep.rr.errs.n + 1));
 
-		for (uint32_t m = 0; m < rep.rr.errs.n; m++) {
-			int j = entry_named(e, n, rep.rr.errs.msg[m]);
+		for (uint32_t m = 0; hit && m < rep.rr.errs.n; m++) {
+			hit[m] = entry_named(e, n, rep.rr.errs.msg[m]);
+			if (hit[m] < 0)
+				hit[m] = entry_keyed(e, n, rep.rr.errs.msg[m]);
+		}
+		for (uint32_t m = 0; hit && m < rep.rr.errs.n; m++) {
+			int j = hit[m];
 
 			if (j < 0)
 				continue;
-			/* Half of a pair whose other half waits for its owner's pqpn is not bad: it waits too. */
-			if (!peer_pending(&rs.r[e[j].i]))
+			/* Half of a pair whose other half etcd does not hold yet is not bad: it waits. */
+			if (strstr(rep.rr.errs.msg[m], ".peer: ") && peer_waiting(&rs.r[e[j].i]))
+				rs.r[e[j].i].waiting = true;
+			else
 				reject(&rs.r[e[j].i], "%s", rep.rr.errs.msg[m]);
+			named += !e[j].out;
 			e[j].out = true;
-			named++;
 		}
+		free(hit);
 		/*
 		 * A running record that the batch breaks (a QP whose peer etcd
 		 * deleted) is taken out of the running configuration too, so that
@@ -560,4 +689,14 @@ dp_cluster_rec_reconcile(void)
 		dp_delta_report_free(&rep);
 	}
 	free(e);
+
+	uint64_t waiting = 0;
+
+	rec_compact();
+	for (uint32_t i = 0; i < rs.n; i++)
+		waiting += rs.r[i].waiting && rs.r[i].want && !json_equal(rs.r[i].want, rs.r[i].applied);
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	dp_cluster_st.waiting = waiting;
+	dp_cluster_st.records = rs.n;
+	pthread_mutex_unlock(&dp_cluster_st.lock);
 }

@@ -15,7 +15,8 @@
 #include <rte_common.h>
 #include <rte_lcore.h>
 
-#include "dp_cluster_int.h"
+#include "dp_cluster_etcd.h"
+#include "dp_cluster_txn.h"
 
 struct txn {
 	struct txn *next;

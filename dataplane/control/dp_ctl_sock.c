@@ -22,6 +22,7 @@
 #include <rte_lcore.h>
 
 #include "cfg_json.h"
+#include "dp_ctl_sock.h"
 #include "dp_delta.h"
 
 #define MAX_CLIENTS 32

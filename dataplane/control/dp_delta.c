@@ -13,6 +13,7 @@
 #include "cfg_json.h"
 #include "dp_acl.h"
 #include "dp_delta.h"
+#include "dp_inc.h"
 
 struct dp_delta_totals dp_delta_totals;
 

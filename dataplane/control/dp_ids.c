@@ -10,7 +10,7 @@
 #include <rte_malloc.h>
 
 #include "dp.h"
-#include "dp_delta.h"
+#include "dp_ids.h"
 
 #define STATE_CHUNK (1u << DP_STATE_CHUNK_SHIFT)
 

@@ -18,7 +18,8 @@
 #include "dp.h"
 #include "dp_acl.h"
 #include "dp_estats.h"
-#include "dp_delta.h"
+#include "dp_ids.h"
+#include "dp_inc.h"
 #include "dp_offload.h"
 #include "dp_rate.h"
 
@@ -27,9 +28,12 @@
  * only into binaries that configure it (dp_cluster_configure()): these weak
  * references do not pull it in, and are NULL without it.
  */
-extern int dp_cluster_start(void) __attribute__((weak));
-extern void dp_cluster_stop(void) __attribute__((weak));
-extern void dp_cluster_resync(void) __attribute__((weak));
+/*
+ * Who is told that a file reload replaced the running records (dp_reload_listen()):
+ * set at start-up, before any reload can run concurrently, then only read.
+ */
+static void (*listeners[4])(void);
+static unsigned n_listeners;
 
 static double
 now_ms(void)
@@ -306,10 +310,22 @@ dp_config_apply(const char *path, struct dp_reload_report *rep)
 	pthread_mutex_unlock(&dp.ctl_lock);
 	if (rc == 0)
 		dp_acl_offload_flush();
-	/* The file's records replaced those from etcd: the follower applies them again. */
-	if (rc == 0 && dp_cluster_resync)
-		dp_cluster_resync();
+	/* The file's records replaced those of every other source (etcd): they apply theirs again. */
+	for (unsigned i = 0; rc == 0 && i < n_listeners; i++)
+		listeners[i]();
 	return rc;
+}
+
+int
+dp_reload_listen(void (*fn)(void))
+{
+	for (unsigned i = 0; i < n_listeners; i++)
+		if (listeners[i] == fn)
+			return 0;
+	if (n_listeners == RTE_DIM(listeners))
+		return -1;
+	listeners[n_listeners++] = fn;
+	return 0;
 }
 
 void
@@ -349,81 +365,4 @@ dp_reload_report_json(const struct dp_reload_report *rep, char *buf, size_t len)
 		 rep->load_ms, rep->build_ms, rep->publish_ms, rep->load.read_ms, rep->load.parse_ms,
 		 rep->load.check_ms, rep->incremental ? "true" : "false");
 	return 0;
-}
-
-/* The control thread: SIGHUP only sets a flag; the reload runs here. */
-static volatile sig_atomic_t reload_wanted;
-static volatile bool control_stop;
-static pthread_t control_tid;
-static bool control_running;
-
-void
-dp_reload_request(void)
-{
-	reload_wanted = 1;
-}
-
-static void *
-control_main(void *arg)
-{
-	RTE_SET_USED(arg);
-	while (!control_stop) {
-		struct dp_reload_report rep;
-		char path[4096], out[8192];
-
-		usleep(10000);
-		dp_offload_tick();
-		if (!reload_wanted)
-			continue;
-		reload_wanted = 0;
-		pthread_mutex_lock(&dp.ctl_lock);
-		snprintf(path, sizeof(path), "%s", dp.config_path);
-		pthread_mutex_unlock(&dp.ctl_lock);
-		dp_config_apply(path, &rep);
-		dp_reload_report_json(&rep, out, sizeof(out));
-		fprintf(stderr, "reload %s: %s\n", path, out);
-		dp_reload_report_free(&rep);
-	}
-	return NULL;
-}
-
-/* The control socket's path (--control), opened by dp_control_start(). */
-static char *ctl_sock_path;
-
-void
-dp_ctl_sock_configure(const char *path)
-{
-	free(ctl_sock_path);
-	ctl_sock_path = path ? strdup(path) : NULL;
-}
-
-int
-dp_control_start(void)
-{
-	char err[512];
-	int rc = rte_ctrl_thread_create(&control_tid, "roce-ctl", NULL, control_main, NULL);
-
-	control_running = rc == 0;
-	if (rc == 0 && ctl_sock_path && dp_ctl_sock_start(ctl_sock_path, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	if (rc == 0 && dp_cluster_start && dp_cluster_start() < 0) {
-		fprintf(stderr, "etcd: the follower did not start\n");
-		return -1;
-	}
-	return rc;
-}
-
-void
-dp_control_stop(void)
-{
-	if (dp_cluster_stop)
-		dp_cluster_stop();
-	dp_ctl_sock_stop();
-	if (!control_running)
-		return;
-	control_stop = true;
-	pthread_join(control_tid, NULL);
-	control_running = false;
 }

@@ -15,7 +15,12 @@ and 21 -> 41. Steps and what must hold:
    and the switch applies etcd's again at once;
 3. bad records (not JSON, an unknown tenant, a pqpn already used, a value that
    is not the record its key names) are rejected one by one, counted in
-   /roce/cluster with the last error, and disturb nothing else;
+   /roce/cluster with the last error, and disturb nothing else; a QP whose
+   peer etcd does not hold waits (records_waiting), is not counted as
+   rejected, and is applied when its peer comes (so is the first half of
+   every pair put in two puts); keys that are not canonical (.../0x11,
+   .../017, .../17junk, a vip written otherwise) are bad records, and
+   deleting one removes nothing;
 4. deleting QP 33 in etcd stops 17's connection at once (17 is suspended:
    nothing forwards under a mapping etcd no longer holds);
 5. etcd stopped: /roce/cluster says disconnected and forwarding goes on;
@@ -165,6 +170,10 @@ def main():
         c = until(lambda: conns(prefix).get(17) if conns(prefix).get(17, {}).get("egress_packets") else None)
         check(c and c["local_pqpn"] == 4113 and c["remote_pqpn"] == 8193,
               "17 <-> 33 forwards %.0f ms after the second put: %s" % (1e3 * (time.time() - t0), c))
+        # 17 waited for 33 (a pair written in two puts is normal): nothing rejected, nothing waits now.
+        cl = telemetry(prefix, "/roce/cluster")
+        check(cl["records_rejected"] == 0 and cl["records_waiting"] == 0,
+              "a pair put in two puts: nothing rejected, nothing left waiting: %s" % cl)
 
         # 2. A pqpn chosen by the switch.
         put(CLIENT, "qps/blue/192.168.1.10/21", qp("192.168.1.10", 21, None, "192.168.1.20", 41))
@@ -195,6 +204,46 @@ def main():
               cl["last_error"].startswith("/roce/qps/blue/192.168.1.10/51"),
               "four bad records rejected and counted, the last error named: %s" % cl)
         check(sorted(conns(prefix)) == [17, 21], "the good connections are untouched")
+
+        # A QP whose peer etcd does not hold waits, uncounted as rejected, until the peer comes.
+        put(CLIENT, "qps/blue/192.168.1.10/60", qp("192.168.1.10", 60, 4160, "192.168.1.20", 61))
+        w = until(lambda: (lambda x: x if x["records_waiting"] == 1 else None)(telemetry(prefix, "/roce/cluster")))
+        w = w or telemetry(prefix, "/roce/cluster")
+        check(w["records_waiting"] == 1 and w["records_rejected"] == cl["records_rejected"] and 60 not in conns(prefix),
+              "60 waits for its peer (records_waiting 1, nothing more rejected): %s" % w)
+        put(CLIENT, "qps/blue/192.168.1.20/61", qp("192.168.1.20", 61, 8261, "192.168.1.10", 60))
+        w = until(lambda: (lambda x: x if x["records_waiting"] == 0 and 60 in conns(prefix) else None)(
+            telemetry(prefix, "/roce/cluster")))
+        w = w or dict(telemetry(prefix, "/roce/cluster"), connections=sorted(conns(prefix)))
+        check(w.get("connections") is None and w["records_rejected"] == cl["records_rejected"],
+              "the peer came: 60 <-> 61 in force, nothing waits, nothing rejected: %s" % w)
+        etcdctl(CLIENT, "del", "/roce/qps/blue/192.168.1.10/60")
+        etcdctl(CLIENT, "del", "/roce/qps/blue/192.168.1.20/61")
+        check(until(lambda: sorted(conns(prefix)) == [17, 21]), "60 <-> 61 deleted")
+
+        # Keys must be canonical: aliases of 17's key are bad records, and deleting one removes nothing.
+        rec17 = qp("192.168.1.10", 17, 4113, "192.168.1.20", 33)
+        aliases = ["qps/blue/192.168.1.10/0x11", "qps/blue/192.168.1.10/017", "qps/blue/192.168.1.10/17junk",
+                   "qps/blue/192.168.01.10/17"]
+        for k in aliases:
+            put(CLIENT, k, rec17)
+        cl1 = until(lambda: (lambda x: x if x["records_rejected"] >= cl["records_rejected"] + len(aliases) else None)(
+            telemetry(prefix, "/roce/cluster")))
+        check(cl1 and cl1["records_rejected"] == cl["records_rejected"] + len(aliases) and
+              "not a canonical record key" in cl1["last_error"],
+              "%d alias keys of 17 rejected as not canonical: %s" % (len(aliases), cl1))
+        ev = telemetry(prefix, "/roce/cluster")["events"]
+        for k in aliases:
+            etcdctl(CLIENT, "del", "/roce/" + k)
+        until(lambda: telemetry(prefix, "/roce/cluster")["events"] >= ev + len(aliases))
+        time.sleep(0.2)
+        check(sorted(conns(prefix)) == [17, 21] and conns(prefix)[17]["local_pqpn"] == 4113,
+              "the aliases deleted: 17 stays, as etcd still holds it: %s" % sorted(conns(prefix)))
+        cl = telemetry(prefix, "/roce/cluster")
+        # The follower's map follows etcd: what was put and deleted (60, 61) is forgotten.
+        held = len(etcdctl(CLIENT, "get", "--prefix", "/roce/", "--keys-only").split())
+        check(cl["records_known"] == held, "the follower knows %d records, etcd holds %d keys" % (
+            cl["records_known"], held))
 
         # Latency: put (through the gateway, as the switch reads it) to the record in force, 100 UD QPs.
         import base64

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The etcd follower's ground floor (dp_cluster_int.h): its counters and last
+ * error, and its connection for pqpn transactions.  Everything else of the
+ * follower (the watch and apply threads in dp_cluster.c, the record map in
+ * dp_cluster_rec.c, the transaction thread in dp_cluster_txn.c) stands on
+ * this file and calls nothing above it.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "dp_cluster_etcd.h"
+/* cluster/ is not among the data plane library's include directories: it is linked only where configured. */
+#include "../../cluster/etcd.h"
+
+struct dp_cluster_stats dp_cluster_st = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Transactions, from the transaction thread; on the member the watch uses (dp_cluster_st.member). */
+static struct etcd_conn txn;
+
+double
+dp_cluster_mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void
+dp_cluster_error(const char *fmt, ...)
+{
+	char msg[sizeof(dp_cluster_st.last_error)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	memcpy(dp_cluster_st.last_error, msg, sizeof(msg));
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+	/* Outside the lock: a stderr that blocks (a full pipe) must not stop /roce/cluster answering. */
+	fprintf(stderr, "etcd: %s\n", msg);
+}
+
+char *
+dp_b64_enc(const char *s, size_t n)
+{
+	return etcd_b64_enc(s, n);
+}
+
+char *
+dp_b64_dec(const char *s, size_t *n)
+{
+	return etcd_b64_dec(s, n);
+}
+
+int
+dp_cluster_txn_conn_init(const char *urls, const char *cacert, const char *cert, const char *key,
+			 volatile bool *stop)
+{
+	return etcd_conn_init(&txn, urls, cacert, cert, key, stop);
+}
+
+void
+dp_cluster_txn_conn_free(void)
+{
+	etcd_conn_free(&txn);
+}
+
+int
+dp_cluster_txn_put(const char *key, const char *val, int64_t mod_rev)
+{
+	char *k = dp_b64_enc(key, strlen(key)), *v = dp_b64_enc(val, strlen(val)), *req = NULL, *body = NULL;
+	json_t *o;
+	int rc = -1;
+
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	txn.cur = dp_cluster_st.member;
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+	if (k && v && asprintf(&req, "{\"compare\": [{\"key\": \"%s\", \"target\": \"MOD\", \"result\": \"EQUAL\", "
+			       "\"mod_revision\": \"%lld\"}], \"success\": [{\"request_put\": {\"key\": \"%s\", "
+			       "\"value\": \"%s\"}}]}", k, (long long)mod_rev, k, v) >= 0) {
+		if (etcd_post(&txn, "/v3/kv/txn", req, &body, 5, NULL, NULL) == 0 && (o = json_loads(body, 0, NULL))) {
+			rc = json_is_true(json_object_get(o, "succeeded")) ? 0 : -1;
+			json_decref(o);
+		} else if (!body) {
+			dp_cluster_error("txn: %s", txn.err);
+		}
+	}
+	free(k);
+	free(v);
+	free(req);
+	free(body);
+	return rc;
+}

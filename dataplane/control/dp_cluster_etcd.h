@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The etcd follower's ground floor (dp_cluster_etcd.c), which its other parts
+ * stand on: dp_cluster.c talks to etcd (the range, the watch and the apply
+ * thread), dp_cluster_rec.c keeps the records seen and reconciles them into
+ * the running configuration, dp_cluster_txn.c sends pqpn transactions.  The
+ * counters (struct dp_cluster_stats) are read by telemetry and the threads
+ * under their mutex.
+ */
+#ifndef DP_CLUSTER_ETCD_H
+#define DP_CLUSTER_ETCD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dp_cluster_stats {
+	pthread_mutex_t lock;
+	bool connected;
+	double since;                 /* CLOCK_MONOTONIC seconds of the last change of connected */
+	int64_t revision;             /* the last revision applied */
+	uint64_t applied, rejected;   /* records applied; rejections (a record counts once per value) */
+	uint64_t waiting;             /* QPs left out, now, for a peer etcd does not hold (yet) */
+	uint64_t records;             /* keys the record map holds: etcd's, and those still applied */
+	uint64_t events, resyncs;     /* watch events seen; full reads after a compaction or at start */
+	uint64_t pqpn_allocated;
+	/* Watch messages with events, and the time from reading one to its changes in force
+	 * (the reconcile, pqpn transactions included), in microseconds. */
+	uint64_t apply_n, apply_us_total, apply_us_max, apply_us_last;
+	char last_error[512];
+	char url[256];                /* the member in use */
+	unsigned member;              /* its index in the --etcd list */
+};
+extern struct dp_cluster_stats dp_cluster_st;
+
+/* Set @fmt as the last error (and print it on stderr). */
+void dp_cluster_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+double dp_cluster_mono_s(void);
+/* The transactions' own connection to the members @urls; @stop ends a request in progress. */
+int dp_cluster_txn_conn_init(const char *urls, const char *cacert, const char *cert, const char *key,
+			     volatile bool *stop);
+void dp_cluster_txn_conn_free(void);
+/* Put @val at @key if its mod revision is still @mod_rev, on the member in use; 0 when it was written. */
+int dp_cluster_txn_put(const char *key, const char *val, int64_t mod_rev);
+
+/* Base64 (etcd's JSON gateway carries keys and values so). The result is malloc'ed. */
+char *dp_b64_enc(const char *s, size_t n);
+char *dp_b64_dec(const char *s, size_t *n);
+
+#endif /* DP_CLUSTER_ETCD_H */
