@@ -14,10 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/socket.h>
 
 #ifdef DP_HAVE_METRICS
 #include <microhttpd.h>
+#include <rte_lcore.h>
 #endif
 
 #include "dp.h"
@@ -460,12 +462,42 @@ addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *sl)
 	return 0;
 }
 
+/* What the daemon is started with, from a control thread (start_main()). */
+struct start_arg {
+	unsigned flags;
+	uint16_t port;
+	struct sockaddr_storage ss;
+	struct MHD_Daemon *d;
+	int err;
+};
+
+/*
+ * The daemon's own thread inherits the affinity of the thread that starts
+ * it.  Started from the main lcore, it would share a forwarding lcore's CPU
+ * and take its time from forwarding at every scrape; started from a DPDK
+ * control thread, it runs on the control CPUs, as every thread of the switch
+ * but the lcores does.
+ */
+static void *
+start_main(void *arg)
+{
+	struct start_arg *s = arg;
+
+	s->d = MHD_start_daemon(s->flags, s->port, NULL, NULL, answer, NULL, MHD_OPTION_SOCK_ADDR,
+				(struct sockaddr *)&s->ss, MHD_OPTION_CONNECTION_LIMIT, 16u,
+				MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+	s->err = errno;
+	return NULL;
+}
+
 int
 dp_metrics_start(const char *addr_port, bool per_conn, char *err, size_t errlen)
 {
+	struct start_arg s = { .flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG };
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	pthread_t tid;
+	unsigned flags = 0;
 	uint16_t port;
 
 	if (addr_parse(addr_port, &ss, &sl) < 0) {
@@ -479,10 +511,17 @@ dp_metrics_start(const char *addr_port, bool per_conn, char *err, size_t errlen)
 		port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	}
 	mx.per_conn = per_conn;
-	mx.d = MHD_start_daemon(flags, port, NULL, NULL, answer, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+	s.flags |= flags;
+	s.port = port;
+	s.ss = ss;
+	if (rte_ctrl_thread_create(&tid, "roce-metrics", NULL, start_main, &s) != 0) {
+		snprintf(err, errlen, "--metrics %s: no control thread to start the exporter from", addr_port);
+		return -1;
+	}
+	pthread_join(tid, NULL);
+	mx.d = s.d;
 	if (!mx.d) {
-		snprintf(err, errlen, "--metrics %s: cannot listen (%s)", addr_port, strerror(errno));
+		snprintf(err, errlen, "--metrics %s: cannot listen (%s)", addr_port, strerror(s.err));
 		return -1;
 	}
 	return 0;

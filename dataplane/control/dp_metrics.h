@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The Prometheus exporter: --metrics ADDR:PORT serves GET /metrics in the
- * text exposition format (version 0.0.4) from libmicrohttpd's own thread.
+ * text exposition format (version 0.0.4) from libmicrohttpd's own thread,
+ * which runs on DPDK's control CPUs (it is started from a control thread),
+ * never on a forwarding lcore's.
  *
  * It exports the switch's counters, the drop reasons (one metric with a
  * "reason" label), per-tenant counters, and, with Estats on, per-tenant

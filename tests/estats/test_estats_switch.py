@@ -42,7 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "pipeline"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from roce_telemetry import telemetry  # noqa: E402
-from roce_switch import start_switch_ready, stop_switch  # noqa: E402
+from roce_switch import start_switch_ready, stop_switch, threads_on  # noqa: E402
 from pipeline_wire import BTH, AETH  # noqa: E402
 from scapy.layers.l2 import Ether  # noqa: E402
 from scapy.layers.inet import IP, UDP  # noqa: E402
@@ -235,6 +235,10 @@ def run(build, work, estats, tag):
                                   cfg, "0", args)
         if not check(proc is not None, "%s: the switch starts" % tag):
             return [], None, None, None
+        # The main lcore forwards on CPU 0: no other thread of the switch (the exporter's among
+        # them) may take its time.
+        on0 = threads_on(proc.pid, 0)
+        check(not on0, "%s: no thread but the forwarding lcore may run on its CPU 0" % tag, on0)
         f = frames()
         w = Wire(tp, fp)
         time.sleep(0.3)

@@ -67,6 +67,33 @@ def start_switch_ready(build, prefix, vdevs, cfg_path, lcores, args=(), eal_mem=
     return None
 
 
+def cpus_allowed(pid, tid):
+    """The CPUs thread @tid of process @pid may run on (/proc's Cpus_allowed_list)."""
+    with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+        line = next(x for x in f if x.startswith("Cpus_allowed_list:"))
+    cpus = set()
+    for part in line.split(":", 1)[1].strip().split(","):
+        a, _, b = part.partition("-")
+        cpus.update(range(int(a), int(b or a) + 1))
+    return cpus
+
+
+def threads_on(pid, cpu):
+    """Names of the threads of @pid, but its main thread, that may run on @cpu (a forwarding lcore's)."""
+    out = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        if int(tid) == pid:
+            continue
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                name = f.read().strip()
+            if cpu in cpus_allowed(pid, int(tid)):
+                out.append(name)
+        except OSError:
+            pass
+    return out
+
+
 def stop_switch(proc, prefix):
     """SIGTERM, then (returncode, the exit summary or None, stderr); removes the runtime directory."""
     try:
