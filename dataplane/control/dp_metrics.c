@@ -30,6 +30,8 @@ struct out {
 	char *p;
 	size_t len, cap;
 	bool oom;
+	char *lab;                /* esc()'s result, grown to fit */
+	size_t lab_cap;
 };
 
 static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -72,13 +74,29 @@ family(struct out *o, const char *name, const char *type, const char *help)
 	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* A label value with \, " and newline escaped, as the text format wants. */
+/*
+ * A label value with \, " and newline escaped, as the text format wants,
+ * whole whatever its length (two long tenant names must stay two series): in
+ * @o's buffer, valid until the next call.  "" once out of memory.
+ */
 static const char *
-esc(const char *s, char *buf, size_t len)
+esc(struct out *o, const char *s)
 {
-	size_t k = 0;
+	size_t k = 0, need = 2 * strlen(s) + 1;
+	char *buf;
 
-	for (; *s && k + 3 < len; s++) {
+	if (need > o->lab_cap) {
+		char *p = realloc(o->lab, need);
+
+		if (!p) {
+			o->oom = true;
+			return "";
+		}
+		o->lab = p;
+		o->lab_cap = need;
+	}
+	buf = o->lab;
+	for (; *s; s++) {
 		if (*s == '\\' || *s == '"') {
 			buf[k++] = '\\';
 			buf[k++] = *s;
@@ -154,15 +172,13 @@ switch_put(struct out *o, const struct dp_stats *s)
 		{ "roce_port_tx_packets_total", "frames sent by port" },
 		{ "roce_port_tx_bytes_total", "bytes sent by port" },
 	};
-	char lv[256];
-
 	for (int m = 0; m < 4; m++) {
 		const uint64_t *v = m == 0 ? s->rx_pkts : m == 1 ? s->rx_bytes : m == 2 ? s->tx_pkts : s->tx_bytes;
 
 		family(o, port_m[m][0], "counter", port_m[m][1]);
 		for (uint16_t p = 0; p < dp.n_ports; p++)
 			put(o, "%s{port=\"%s\"} %" PRIu64 "\n", port_m[m][0],
-			    esc(dp.ports[p].name ? dp.ports[p].name : "", lv, sizeof(lv)), v[p]);
+			    esc(o, dp.ports[p].name ? dp.ports[p].name : ""), v[p]);
 	}
 	family(o, "roce_forwarded_packets_total", "counter", "frames forwarded, by path");
 	put(o, "roce_forwarded_packets_total{path=\"egress\"} %" PRIu64 "\n", s->fwd_egress);
@@ -196,12 +212,10 @@ tenants_put(struct out *o, const struct ovl *ov, const struct dp_tenant_stats *t
 		{ "roce_tenant_dropped_packets_total", "frames dropped and attributed to the tenant",
 		  offsetof(struct dp_tenant_stats, drops) },
 	};
-	char lv[256];
-
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
 		family(o, m[k].name, "counter", m[k].help);
 		for (uint32_t t = 0; t < ov->n_tenants; t++)
-			put(o, "%s{tenant=\"%s\"} %" PRIu64 "\n", m[k].name, esc(ov->tenants[t].name, lv, sizeof(lv)),
+			put(o, "%s{tenant=\"%s\"} %" PRIu64 "\n", m[k].name, esc(o, ov->tenants[t].name),
 			    *(const uint64_t *)((const char *)&ts[t] + m[k].off));
 	}
 }
@@ -228,17 +242,18 @@ estats_tenants_put(struct out *o, const struct ovl *ov, const struct estats_conn
 		{ "roce_estats_cnp_received_total", "CNPs from the fabric", offsetof(struct estats_conn_stats, cnp_rx) },
 		{ "roce_estats_cnp_sent_total", "CNPs sent to the fabric", offsetof(struct estats_conn_stats, cnp_tx) },
 	};
-	char lv[256], name[96], help[160];
+	char name[96], help[160];
+	const char *lv;
 
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
 		family(o, m[k].name, "counter", m[k].help);
 		for (uint32_t t = 0; t < ov->n_tenants; t++)
-			put(o, "%s{tenant=\"%s\"} %" PRIu64 "\n", m[k].name, esc(ov->tenants[t].name, lv, sizeof(lv)),
+			put(o, "%s{tenant=\"%s\"} %" PRIu64 "\n", m[k].name, esc(o, ov->tenants[t].name),
 			    *(const uint64_t *)((const char *)&es[t] + m[k].off));
 	}
 	family(o, "roce_estats_ecn_marked_total", "counter", "frames with CE, by direction");
 	for (uint32_t t = 0; t < ov->n_tenants; t++) {
-		esc(ov->tenants[t].name, lv, sizeof(lv));
+		lv = esc(o, ov->tenants[t].name);
 		put(o, "roce_estats_ecn_marked_total{tenant=\"%s\",direction=\"egress\"} %" PRIu64 "\n", lv,
 		    es[t].ce_egress);
 		put(o, "roce_estats_ecn_marked_total{tenant=\"%s\",direction=\"ingress\"} %" PRIu64 "\n", lv,
@@ -247,7 +262,7 @@ estats_tenants_put(struct out *o, const struct ovl *ov, const struct estats_conn
 	family(o, "roce_estats_naks_total", "counter",
 	       "NAKs by kind; sender remote: from the fabric to a local QP, local: by a local QP");
 	for (uint32_t t = 0; t < ov->n_tenants; t++) {
-		esc(ov->tenants[t].name, lv, sizeof(lv));
+		lv = esc(o, ov->tenants[t].name);
 		for (unsigned k = 0; k < ESTATS_NAK_MAX; k++) {
 			put(o, "roce_estats_naks_total{tenant=\"%s\",sender=\"remote\",kind=\"%s\"} %" PRIu64 "\n", lv,
 			    estats_nak_names[k], es[t].naks_received[k]);
@@ -260,10 +275,14 @@ estats_tenants_put(struct out *o, const struct ovl *ov, const struct estats_conn
 		snprintf(help, sizeof(help), "per tenant, %s", hist_names[k][1]);
 		family(o, name, "histogram", help);
 		for (uint32_t t = 0; t < ov->n_tenants; t++) {
-			char labels[300];
+			char *labels;
 
-			snprintf(labels, sizeof(labels), "tenant=\"%s\"", esc(ov->tenants[t].name, lv, sizeof(lv)));
+			if (asprintf(&labels, "tenant=\"%s\"", esc(o, ov->tenants[t].name)) < 0) {
+				o->oom = true;
+				return;
+			}
 			hist_put(o, name, labels, &es[t].hist[k]);
+			free(labels);
 		}
 	}
 }
@@ -272,7 +291,7 @@ estats_tenants_put(struct out *o, const struct ovl *ov, const struct estats_conn
 static void
 estats_conns_put(struct out *o, const struct ovl *ov, struct estats_conn_stats *s)
 {
-	char lv[256], ip[64], name[96], labels[400];
+	char ip[64], name[96], *labels;
 
 	for (unsigned k = 0; k <= ESTATS_KINDS; k++) {
 		if (k < ESTATS_KINDS) {
@@ -292,8 +311,11 @@ estats_conns_put(struct out *o, const struct ovl *ov, struct estats_conn_stats *
 				continue;
 			memcpy(cip.b, e->vip.b, sizeof(cip.b));
 			cfg_ip_format(&cip, ip, sizeof(ip));
-			snprintf(labels, sizeof(labels), "tenant=\"%s\",vip=\"%s\",vqpn=\"%u\"",
-				 esc(ov->tenants[c->tenant].name, lv, sizeof(lv)), ip, ov->qps[c->l].vqpn);
+			if (asprintf(&labels, "tenant=\"%s\",vip=\"%s\",vqpn=\"%u\"",
+				     esc(o, ov->tenants[c->tenant].name), ip, ov->qps[c->l].vqpn) < 0) {
+				o->oom = true;
+				return;
+			}
 			if (k == ESTATS_NET || k == ESTATS_MSG)
 				estats_hist_snapshot(&s->hist[k], k == ESTATS_NET ? &ec->ingress.cold->net :
 						     &ec->ingress.cold->msg);
@@ -303,6 +325,7 @@ estats_conns_put(struct out *o, const struct ovl *ov, struct estats_conn_stats *
 				hist_put(o, name, labels, &s->hist[k]);
 			else
 				put(o, "%s{%s} %" PRIu64 "\n", name, labels, ESTATS_LOAD(&ec->egress.retrans));
+			free(labels);
 		}
 	}
 }
@@ -357,6 +380,7 @@ dp_metrics_render(bool per_conn, char **out, size_t *len)
 	pthread_mutex_unlock(&dp.ctl_lock);
 	free(ts);
 	free(es);
+	free(o.lab);
 	if (o.oom) {
 		free(o.p);
 		return -ENOMEM;

@@ -59,5 +59,21 @@ done
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 "$py" "$src/tests/estats/check_metrics.py" "$tmp/q.txt" "$tmp/s1.txt" "$tmp/s2.txt" "$prefix" || rc=1
+
+# Label values are whole: two tenants whose names share their first 290 characters stay two series.
+long=$(printf 't%.0s' $(seq 290))
+sed -e "s/\"blue\"/\"$long-blue\"/g" -e "s/\"red\"/\"$long-red\"/g" "$src/examples/two-tenants.json" >"$tmp/long.json"
+if "$harness" --no-pci --no-huge -m 256 --file-prefix "$prefix-l" --log-level=lib.eal:error -- \
+	--config "$tmp/long.json" --metrics-connections --render >"$tmp/l.txt" 2>"$tmp/l.log"; then
+	promtool check metrics <"$tmp/l.txt" || { echo "promtool rejects the long names' scrape"; rc=1; }
+	for t in blue red; do
+		grep -q "^roce_tenant_egress_packets_total{tenant=\"$long-$t\"}" "$tmp/l.txt" ||
+			{ echo "no whole series for the long tenant name ...-$t"; rc=1; }
+	done
+else
+	cat "$tmp/l.log"
+	rc=1
+fi
+rm -rf "/var/run/dpdk/$prefix-l"
 echo "scrapes: $(wc -l <"$tmp/s2.txt") lines, promtool and checks rc=$rc"
 exit $rc
