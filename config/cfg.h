@@ -333,9 +333,16 @@ struct cfg_errors {
 /*
  * Load and validate the file at @path. Returns NULL on any error, after
  * appending every error found to @errs (which may be NULL), in file order
- * where practical. The result is released with cfg_free().
+ * where practical. The result is released with cfg_free().  Only a regular
+ * file of at most cfg_file_max_set() bytes is read (a FIFO, a device or a
+ * directory is refused at once, without blocking), and a file that is not a
+ * JSON object is refused without quoting its text.
  */
 struct cfg *cfg_load_file(const char *path, struct cfg_errors *errs);
+
+/* The largest file cfg_load_file() reads, CFG_DEFAULT_FILE_MAX unless set. */
+#define CFG_DEFAULT_FILE_MAX (1ull << 30)
+void cfg_file_max_set(uint64_t bytes);
 
 /* Where a load's time went, in milliseconds (CLOCK_MONOTONIC). */
 struct cfg_load_times {

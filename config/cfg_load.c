@@ -25,11 +25,13 @@
  * record, the steps below run in the order in which its messages read.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cfg_check.h"
 #include "cfg_ctx.h"
@@ -357,30 +359,50 @@ cfg_load_string(const char *json, const char *name, struct cfg_errors *errs)
 	return c;
 }
 
-/* Read all of @f into a new buffer. Returns NULL with errno set on failure. */
-static char *
-read_all(FILE *f, size_t *len)
+/* The largest file cfg_load_file() reads (cfg_file_max_set()). */
+static uint64_t file_max = CFG_DEFAULT_FILE_MAX;
+
+void
+cfg_file_max_set(uint64_t bytes)
 {
-	size_t cap = 1 << 16, n = 0;
-	struct stat st;
+	file_max = bytes ? bytes : CFG_DEFAULT_FILE_MAX;
+}
+
+/*
+ * The whole of the regular file open at @fd, of @size bytes when it was
+ * opened (it may change while it is read), into a buffer, NUL-terminated; at
+ * most file_max bytes.  NULL with errno set (EFBIG past the limit).
+ */
+static char *
+read_all(int fd, uint64_t size, size_t *len)
+{
+	size_t cap = (size_t)size + 1, n = 0;
 	char *buf, *grown;
 
-	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-		cap = (size_t)st.st_size + 1;
+	if (cap < 4096)
+		cap = 4096;
 	buf = malloc(cap);
 	if (buf == NULL)
 		return NULL;
 	for (;;) {
-		size_t got = fread(buf + n, 1, cap - n, f);
+		ssize_t got = read(fd, buf + n, cap - n - 1);
 
-		n += got;
-		if (n < cap) {
-			if (ferror(f)) {
-				free(buf);
-				return NULL;
-			}
-			break;
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			free(buf);
+			return NULL;
 		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n > file_max) {
+			free(buf);
+			errno = EFBIG;
+			return NULL;
+		}
+		if (n + 1 < cap)
+			continue;
 		grown = realloc(buf, cap * 2);
 		if (grown == NULL) {
 			free(buf);
@@ -390,6 +412,7 @@ read_all(FILE *f, size_t *len)
 		buf = grown;
 		cap *= 2;
 	}
+	buf[n] = 0;
 	*len = n;
 	return buf;
 }
@@ -409,29 +432,50 @@ cfg_load_file_timed(const char *path, struct cfg_errors *errs, struct cfg_load_t
 	struct cfg *c;
 	size_t len = 0;
 	char *buf;
-	FILE *f;
+	int fd;
 
 	if (path == NULL) {
 		plain_error("<none>", "no file given", errs);
 		return NULL;
 	}
-	f = fopen(path, "r");
-	if (f == NULL) {
+	/* Non-blocking: a FIFO with no writer must not hold the caller (it is refused below). */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		snprintf(what, sizeof(what), "cannot open: %s", strerror(errno));
 		plain_error(path, what, errs);
 		return NULL;
 	}
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		plain_error(path, "cannot read: is a directory", errs);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		plain_error(path, S_ISDIR(st.st_mode) ? "cannot read: is a directory" :
+			    "cannot read: not a regular file", errs);
+		return NULL;
+	}
+	if ((uint64_t)st.st_size > file_max) {
+		close(fd);
+		snprintf(what, sizeof(what), "cannot read: %llu bytes, more than the largest file taken (%llu bytes)",
+			 (unsigned long long)st.st_size, (unsigned long long)file_max);
+		plain_error(path, what, errs);
 		return NULL;
 	}
 	errno = 0;
-	buf = read_all(f, &len);
-	fclose(f);
+	buf = read_all(fd, (uint64_t)st.st_size, &len);
+	close(fd);
 	if (buf == NULL) {
-		snprintf(what, sizeof(what), "cannot read: %s", strerror(errno ? errno : EIO));
+		if (errno == EFBIG)
+			snprintf(what, sizeof(what), "cannot read: more than the largest file taken (%llu bytes)",
+				 (unsigned long long)file_max);
+		else
+			snprintf(what, sizeof(what), "cannot read: %s", strerror(errno ? errno : EIO));
 		plain_error(path, what, errs);
+		return NULL;
+	}
+	/* A file that is not a JSON object is not a configuration: say so without quoting it. */
+	size_t first = strspn(buf, " \t\r\n");
+
+	if (first < len && buf[first] != '{') {
+		free(buf);
+		plain_error(path, "not a configuration: the file is not a JSON object (it must begin with '{')", errs);
 		return NULL;
 	}
 	if (t)

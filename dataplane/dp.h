@@ -400,6 +400,11 @@ int dp_config_apply(const char *path, struct dp_reload_report *rep);
  */
 int dp_reload_listen(void (*fn)(void));
 void dp_reload_report_free(struct dp_reload_report *rep);
+/*
+ * The report as one JSON object in @buf, valid whatever @len (128 or more):
+ * a rejected report gives the errors that fit whole and counts the others in
+ * "errors_omitted".
+ */
 int dp_reload_report_json(const struct dp_reload_report *rep, char *buf, size_t len);
 
 /*

@@ -72,6 +72,7 @@ usage(const char *prog)
 		"          [--mbuf-size BYTES] [--max-connections N] [--queue-mbufs N] [--stage-cycles N]\n"
 		"          [--estats] [--metrics ADDR:PORT [--metrics-connections]] [--control PATH]\n"
 		"          [--etcd URL[,URL...] [--etcd-prefix P] [--etcd-cacert F --etcd-cert F --etcd-key F]]\n"
+		"          [--max-config-bytes N]\n"
 		"  --config FILE        the JSON configuration (schema version 1)\n"
 		"  --exit-when-idle MS  exit once every port has been idle for MS ms after traffic\n"
 		"  --stats-json FILE    also write the exit summary to FILE\n"
@@ -87,7 +88,9 @@ usage(const char *prog)
 		"  --control PATH       a Unix socket (0600) for deltas, reload and status (docs/control.md)\n"
 		"  --etcd URL[,URL...]  follow the cluster's tenants, endpoints, QPs and MRs in etcd\n"
 		"  --etcd-prefix P      their key prefix (default /roce)\n"
-		"  --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE  TLS to etcd\n",
+		"  --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE  TLS to etcd\n"
+		"  --max-config-bytes N the largest configuration file read, at start and on reloads\n"
+		"                       (default 1073741824)\n",
 		prog);
 }
 
@@ -111,6 +114,7 @@ parse_args(int argc, char **argv)
 		{ "etcd-cacert", required_argument, NULL, 'A' },
 		{ "etcd-cert", required_argument, NULL, 'T' },
 		{ "etcd-key", required_argument, NULL, 'Y' },
+		{ "max-config-bytes", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -190,6 +194,16 @@ parse_args(int argc, char **argv)
 		case 'Y':
 			opts.etcd_tls.key = optarg;
 			break;
+		case 'B': {
+			unsigned long long v = strtoull(optarg, &end, 10);
+
+			if (*end || !*optarg || v < 1024) {
+				fprintf(stderr, "--max-config-bytes: a number of bytes, at least 1024\n");
+				return -1;
+			}
+			cfg_file_max_set(v);
+			break;
+		}
 		case 'h':
 			usage(argv[0]);
 			exit(0);

@@ -154,7 +154,7 @@ op_reload(struct out *o, const struct cfg_jv *root)
 {
 	const struct cfg_jv *p = cfg_j_get(root, "path");
 	struct dp_reload_report rep;
-	char path[4096], *ans;
+	char path[4096], ans[1024];
 
 	if (p && !cfg_j_is_str(p)) {
 		out_add(o, "\"result\": \"rejected\", \"errors\": [\"request: path: expected a string\"]}");
@@ -164,17 +164,17 @@ op_reload(struct out *o, const struct cfg_jv *root)
 	snprintf(path, sizeof(path), "%s", p ? p->v.s : dp.config_path ? dp.config_path : "");
 	pthread_mutex_unlock(&dp.ctl_lock);
 	dp_config_apply(path, &rep);
-	ans = malloc(65536);
-	if (ans) {
-		dp_reload_report_json(&rep, ans, 65536);
-		/* Its members after ours. */
-		out_add(o, "\"config\": ");
-		out_str(o, path);
-		out_add(o, ", %s", ans + 1);
+	out_add(o, "\"config\": ");
+	out_str(o, path);
+	out_add(o, ", ");
+	if (rep.applied) {
+		/* Its members after ours; an applied report is a few hundred bytes. */
+		dp_reload_report_json(&rep, ans, sizeof(ans));
+		out_add(o, "%s", ans + 1);
 	} else {
-		out_add(o, "\"result\": \"rejected\", \"errors\": [\"out of memory\"]}");
+		/* Every error, however many (the loader keeps CFG_ERRORS_MAX and counts the rest). */
+		out_errors(o, &rep.errs);
 	}
-	free(ans);
 	dp_reload_report_free(&rep);
 }
 

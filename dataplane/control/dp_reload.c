@@ -340,17 +340,33 @@ dp_reload_report_json(const struct dp_reload_report *rep, char *buf, size_t len)
 	size_t n;
 
 	if (!rep->applied) {
+		/* Whole errors only, as many as fit with room to close: the answer stays valid JSON. */
+		static const size_t tail = sizeof("], \"errors_omitted\": 4294967295}");
+		uint32_t i;
+
 		n = (size_t)snprintf(buf, len, "{\"result\": \"rejected\", \"errors\": [");
-		for (uint32_t i = 0; i < rep->errs.n && n < len; i++) {
+		for (i = 0; i < rep->errs.n; i++) {
+			const char *m = rep->errs.msg[i];
+			size_t need = 4;
+
+			for (const char *p = m; *p; p++)
+				need += (*p == '"' || *p == '\\') ? 2 : (unsigned char)*p < 0x20 ? 6 : 1;
+			if (n + need + tail > len)
+				break;
 			n += (size_t)snprintf(buf + n, len - n, "%s\"", i ? ", " : "");
-			for (const char *p = rep->errs.msg[i]; *p && n + 2 < len; p++) {
+			for (const char *p = m; *p; p++) {
 				if (*p == '"' || *p == '\\')
 					buf[n++] = '\\';
-				buf[n++] = *p;
+				if ((unsigned char)*p < 0x20)
+					n += (size_t)snprintf(buf + n, len - n, "\\u%04x", (unsigned char)*p);
+				else
+					buf[n++] = *p;
 			}
-			n += (size_t)snprintf(buf + n, len > n ? len - n : 0, "\"");
+			buf[n++] = '"';
 		}
-		if (n < len)
+		if (i < rep->errs.n)
+			snprintf(buf + n, len - n, "], \"errors_omitted\": %u}", rep->errs.n - i);
+		else
 			snprintf(buf + n, len - n, "]}");
 		return 0;
 	}

@@ -48,6 +48,7 @@ BLUE_VM, BLUE_PORT = "02:00:00:00:aa:10", "02:00:00:00:01:01"
 FLOWS = {50017: (17, 33, {8193, 9193}), 50020: (20, 40, {8201}), 50021: (21, 41, {8202})}
 
 passed = failed = 0
+LIMIT = 4 << 20  # --max-config-bytes of the switch under test
 
 
 def check(cond, what):
@@ -117,6 +118,7 @@ def traffic(path):
 class Ctl:
     def __init__(self, path):
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(20)
         self.s.connect(path)
         self.buf = b""
 
@@ -129,6 +131,41 @@ class Ctl:
             self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
+
+
+def reload_paths(ctl, st):
+    """Reloads of what is not a configuration file: refused at once, whole, valid, quoting nothing."""
+    fifo = os.path.join(work, "fifo")
+    os.mkfifo(fifo)
+    secret = os.path.join(work, "secret")
+    with open(secret, "w") as f:
+        f.write("hunter2secret:$6$salt$hash:19000:0:99999:7:::\n")
+    big = os.path.join(work, "big.json")
+    with open(big, "w") as f:
+        json.dump({"version": 1, "comment": "x" * (LIMIT + 1)}, f)
+    many = os.path.join(work, "many-errors.json")
+    bad = config()
+    bad["qps"] = [{"tenant": "nope-%d" % i, "vip": "192.168.1.10", "vqpn": 100 + i, "pqpn": 20000 + i, "type": "ud"}
+                  for i in range(3000)]
+    with open(many, "w") as f:
+        json.dump(bad, f)
+    for path, what in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
+                       (work, "is a directory"), (big, "more than the largest file taken"),
+                       (secret, "not a JSON object")):
+        t0 = time.time()
+        r = ctl.ask(json.dumps({"op": "reload", "path": path}))
+        errs = r.get("errors", [])
+        check(r.get("result") == "rejected" and len(errs) == 1 and what in errs[0] and
+              "hunter2" not in json.dumps(r) and time.time() - t0 < 5,
+              "reload of %s refused at once (%s), quoting nothing: %s" % (path, what, r))
+    r = ctl.ask(json.dumps({"op": "reload", "path": many}))
+    errs = r.get("errors", [])
+    check(r.get("result") == "rejected" and len(errs) > 1000 and len(json.dumps(r)) > 65536,
+          "a reload with 3000 errors is answered whole, as valid JSON (%d errors, %d bytes)" % (
+              len(errs), len(json.dumps(r))))
+    after = ctl.ask('{"op": "status"}')
+    check(all(st[k] == after[k] for k in ("tenants", "endpoints", "qps", "connections", "mrs")),
+          "the refused reloads changed nothing: %s" % after)
 
 
 def conn21(prefix):
@@ -163,7 +200,8 @@ def main():
 
     cmd = [switch, "-l", "1", "--no-pci", "-m", "512", "--file-prefix", prefix, "--log-level=warning",
            "--vdev", "net_null0,no-rx=1", "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap,
-           "--vdev", "net_null1,no-rx=1", "--", "--config", cfg, "--control", sock]
+           "--vdev", "net_null1,no-rx=1", "--", "--config", cfg, "--control", sock,
+           "--max-config-bytes", str(LIMIT)]
     sw = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     dumpcap = None
     lat = []
@@ -188,6 +226,7 @@ def main():
         r = subprocess.run([rocectl, "-s", sock, "delete", "-"], input=json.dumps({"qps": pair(20, 40, 8201)}),
                            capture_output=True, text=True)
         check(r.returncode == 1 and "delete.qps[0]: no such qp" in r.stdout, "roce-ctl: a rejected batch exits 1")
+        reload_paths(ctl, st)
 
         dumpcap = subprocess.Popen(["dpdk-dumpcap", "--file-prefix=" + prefix, "-i", "0", "-w", capture,
                                     "-s", "128", "-q", "-a", "filesize:400000"], stdout=subprocess.DEVNULL,
