@@ -31,6 +31,7 @@
 #include "dp_xdp.h"
 #include "dp_acl.h"
 #include "dp_cluster.h"
+#include "dp_ctl_sock.h"
 #include "dp_inc.h"
 #include "dp_estats.h"
 #include "dp_metrics.h"
@@ -72,7 +73,7 @@ usage(const char *prog)
 		"          [--mbuf-size BYTES] [--max-connections N] [--queue-mbufs N] [--stage-cycles N]\n"
 		"          [--estats] [--metrics ADDR:PORT [--metrics-connections]] [--control PATH]\n"
 		"          [--etcd URL[,URL...] [--etcd-prefix P] [--etcd-cacert F --etcd-cert F --etcd-key F]]\n"
-		"          [--max-config-bytes N]\n"
+		"          [--max-config-bytes N] [--control-idle-s S] [--control-max-bytes N]\n"
 		"  --config FILE        the JSON configuration (schema version 1)\n"
 		"  --exit-when-idle MS  exit once every port has been idle for MS ms after traffic\n"
 		"  --stats-json FILE    also write the exit summary to FILE\n"
@@ -90,7 +91,10 @@ usage(const char *prog)
 		"  --etcd-prefix P      their key prefix (default /roce)\n"
 		"  --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE  TLS to etcd\n"
 		"  --max-config-bytes N the largest configuration file read, at start and on reloads\n"
-		"                       (default 1073741824)\n",
+		"                       (default 1073741824)\n"
+		"  --control-idle-s S   close a control client silent for S seconds (default 60)\n"
+		"  --control-max-bytes N  request bytes the control socket holds for all clients\n"
+		"                       together (default 536870912)\n",
 		prog);
 }
 
@@ -115,6 +119,8 @@ parse_args(int argc, char **argv)
 		{ "etcd-cert", required_argument, NULL, 'T' },
 		{ "etcd-key", required_argument, NULL, 'Y' },
 		{ "max-config-bytes", required_argument, NULL, 'B' },
+		{ "control-idle-s", required_argument, NULL, 'I' },
+		{ "control-max-bytes", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -202,6 +208,18 @@ parse_args(int argc, char **argv)
 				return -1;
 			}
 			cfg_file_max_set(v);
+			break;
+		}
+		case 'I':
+		case 'X': {
+			unsigned long long v = strtoull(optarg, &end, 10);
+
+			if (*end || !*optarg || (opt == 'I' ? v < 1 || v > 86400 : v < (1ull << 20))) {
+				fprintf(stderr, opt == 'I' ? "--control-idle-s: 1 to 86400 seconds\n" :
+					"--control-max-bytes: a number of bytes, at least 1048576\n");
+				return -1;
+			}
+			dp_ctl_sock_limits(opt == 'I' ? (uint32_t)v : 0, opt == 'X' ? v : 0);
 			break;
 		}
 		case 'h':

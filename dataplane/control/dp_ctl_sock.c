@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The control socket (dp_delta.h, docs/control.md): newline-delimited JSON
+ * The control socket (dp_ctl_sock.h, docs/control.md): newline-delimited JSON
  * requests on a Unix stream socket, one JSON line answered per request, in
  * order.  One control thread of its own polls the listening socket and its
  * clients; requests run one at a time (each takes dp.ctl_lock), so the
  * answers of a client come in the order of its requests and a batch is
  * answered only once it is in force.
+ *
+ * No client can hold the others: answers are queued and sent without
+ * blocking (a client reads nothing more of its requests until it has taken
+ * its answers), a client idle for the idle time is closed, the longest idle
+ * one makes room when all places are taken, and the bytes of requests held
+ * for all clients together are bounded (a client that would pass the bound
+ * is refused and closed).  Buffers shrink back once a large request is done.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_lcore.h>
@@ -27,11 +35,15 @@
 
 #define MAX_CLIENTS 32
 #define MAX_LINE (256u << 20) /* a request longer than this is refused and its client closed */
+#define KEEP_BUF (1u << 20)   /* a buffer larger than this is given back once empty */
 
 struct client {
 	int fd;
-	char *buf;
+	char *buf;                /* requests read, not yet answered */
 	size_t len, cap;
+	char *out;                /* answers not yet sent: out[off, n) */
+	size_t off, n, out_cap;
+	uint64_t last_ms;         /* the last request read or answer sent */
 };
 
 static struct {
@@ -41,7 +53,28 @@ static struct {
 	bool running;
 	volatile bool stop;
 	struct client cl[MAX_CLIENTS];
-} cs = { .lfd = -1 };
+	size_t held;              /* request bytes buffered for all clients */
+	uint64_t idle_ms;         /* --control-idle-s */
+	size_t max_bytes;         /* --control-max-bytes */
+} cs = { .lfd = -1, .idle_ms = DP_CTL_IDLE_S * 1000ull, .max_bytes = DP_CTL_MAX_BYTES };
+
+void
+dp_ctl_sock_limits(uint32_t idle_s, uint64_t max_bytes)
+{
+	if (idle_s)
+		cs.idle_ms = idle_s * 1000ull;
+	if (max_bytes)
+		cs.max_bytes = (size_t)max_bytes;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 /* A growing answer line. */
 struct out {
@@ -230,69 +263,151 @@ static void
 client_close(struct client *c)
 {
 	close(c->fd);
+	cs.held -= c->cap;
 	free(c->buf);
+	free(c->out);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }
 
+/* Queue @o's text after what @c has not taken yet; false when out of memory. */
 static bool
-send_all(int fd, const char *s, size_t n)
+client_queue(struct client *c, const struct out *o)
 {
-	while (n) {
-		ssize_t k = send(fd, s, n, MSG_NOSIGNAL);
+	if (!o->s || !o->n)
+		return true;
+	if (c->off == c->n)
+		c->off = c->n = 0;
+	if (c->n + o->n > c->out_cap) {
+		size_t cap = c->n + o->n + 4096;
+		char *p = realloc(c->out, cap);
+
+		if (!p)
+			return false;
+		c->out = p;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->n, o->s, o->n);
+	c->n += o->n;
+	return true;
+}
+
+/* Send what @c will take now, without waiting; false: close it. */
+static bool
+client_flush(struct client *c, uint64_t now)
+{
+	while (c->off < c->n) {
+		ssize_t k = send(c->fd, c->out + c->off, c->n - c->off, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
 		if (k <= 0)
 			return false;
-		s += k;
-		n -= (size_t)k;
+		c->off += (size_t)k;
+		c->last_ms = now;
+	}
+	c->off = c->n = 0;
+	if (c->out_cap > KEEP_BUF) {
+		free(c->out);
+		c->out = NULL;
+		c->out_cap = 0;
 	}
 	return true;
 }
 
-/* Read what @c sent and answer every complete line; false: close it. */
+/* Answer the complete lines @c holds, while it takes its answers; false: close it. */
 static bool
-client_read(struct client *c)
+client_answer(struct client *c, uint64_t now)
 {
 	struct out o = { 0 };
 	size_t start = 0;
-	ssize_t k;
+	bool ok = true;
 
-	if (c->cap - c->len < 65536) {
-		size_t cap = c->cap ? c->cap * 2 : 131072;
-		char *b = cap > MAX_LINE + 65536 ? NULL : realloc(c->buf, cap);
-
-		if (!b) {
-			send_all(c->fd, "{\"result\": \"rejected\", \"errors\": [\"request: longer than the control "
-				 "socket takes\"]}\n", 84);
-			return false;
-		}
-		c->buf = b;
-		c->cap = cap;
-	}
-	k = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
-	if (k <= 0)
-		return k < 0 && (errno == EINTR || errno == EAGAIN);
-	c->len += (size_t)k;
-	for (size_t i = c->len - (size_t)k; i < c->len; i++) {
+	for (size_t i = 0; ok && c->off == c->n && i < c->len; i++) {
 		if (c->buf[i] != '\n')
 			continue;
 		/* Blank lines are no requests. */
 		if (i > start && strspn(c->buf + start, " \t\r") < i - start) {
 			o.n = 0;
 			request(c->buf + start, i - start, &o);
-			if (o.s && !send_all(c->fd, o.s, o.n)) {
-				free(o.s);
-				return false;
-			}
+			ok = client_queue(c, &o) && client_flush(c, now);
 		}
 		start = i + 1;
 	}
 	free(o.s);
 	memmove(c->buf, c->buf + start, c->len - start);
 	c->len -= start;
-	return true;
+	if (c->len == 0 && c->cap > KEEP_BUF) {
+		cs.held -= c->cap;
+		free(c->buf);
+		c->buf = NULL;
+		c->cap = 0;
+	}
+	return ok;
+}
+
+/* Refuse @c's request, as far as it takes it, before it is closed. */
+static void
+client_refuse(struct client *c, const char *why)
+{
+	char m[256];
+	int n = snprintf(m, sizeof(m), "{\"result\": \"rejected\", \"errors\": [\"request: %s\"]}\n", why);
+
+	send(c->fd, m, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Read what @c sent and answer every complete line; false: close it. */
+static bool
+client_read(struct client *c, uint64_t now)
+{
+	ssize_t k;
+
+	if (c->cap - c->len < 65536) {
+		size_t cap = c->cap ? c->cap * 2 : 131072;
+		char *b;
+
+		if (cap > MAX_LINE + 65536) {
+			client_refuse(c, "longer than the control socket takes");
+			return false;
+		}
+		if (cs.held - c->cap + cap > cs.max_bytes) {
+			client_refuse(c, "the control socket holds too many bytes of requests in all (--control-max-bytes)");
+			return false;
+		}
+		b = realloc(c->buf, cap);
+		if (!b)
+			return false;
+		cs.held += cap - c->cap;
+		c->buf = b;
+		c->cap = cap;
+	}
+	k = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
+	if (k <= 0)
+		return k < 0 && (errno == EINTR || errno == EAGAIN);
+	c->len += (size_t)k;
+	if (memchr(c->buf + c->len - (size_t)k, '\n', (size_t)k))
+		c->last_ms = now;
+	return client_answer(c, now);
+}
+
+/* A place for a new client: a free one, or the longest idle client's; -1 when none is idle. */
+static int
+client_slot(uint64_t now)
+{
+	int best = -1;
+
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		if (cs.cl[i].fd < 0)
+			return i;
+		if (best < 0 || cs.cl[i].last_ms < cs.cl[best].last_ms)
+			best = i;
+	}
+	if (best < 0 || now - cs.cl[best].last_ms < 1000)
+		return -1;
+	client_close(&cs.cl[best]);
+	return best;
 }
 
 static void *
@@ -302,35 +417,51 @@ sock_main(void *arg)
 	while (!cs.stop) {
 		struct pollfd pf[MAX_CLIENTS + 1];
 		int n = 0, idx[MAX_CLIENTS + 1];
+		uint64_t now = now_ms();
 
 		pf[n] = (struct pollfd){ .fd = cs.lfd, .events = POLLIN };
 		idx[n++] = -1;
-		for (int i = 0; i < MAX_CLIENTS; i++)
-			if (cs.cl[i].fd >= 0) {
-				pf[n] = (struct pollfd){ .fd = cs.cl[i].fd, .events = POLLIN };
-				idx[n++] = i;
+		for (int i = 0; i < MAX_CLIENTS; i++) {
+			struct client *c = &cs.cl[i];
+
+			if (c->fd < 0)
+				continue;
+			if (now - c->last_ms >= cs.idle_ms) {
+				client_close(c);
+				continue;
 			}
+			/* A client with answers to take is not read until it takes them. */
+			pf[n] = (struct pollfd){ .fd = c->fd, .events = c->off < c->n ? POLLOUT : POLLIN };
+			idx[n++] = i;
+		}
 		if (poll(pf, (nfds_t)n, 100) <= 0)
 			continue;
-		for (int j = 1; j < n; j++)
-			if ((pf[j].revents & (POLLIN | POLLHUP | POLLERR)) && !client_read(&cs.cl[idx[j]]))
-				client_close(&cs.cl[idx[j]]);
+		now = now_ms();
+		for (int j = 1; j < n; j++) {
+			struct client *c = &cs.cl[idx[j]];
+			bool ok = true;
+
+			if (pf[j].revents & POLLOUT)
+				ok = client_flush(c, now) && client_answer(c, now);
+			else if (pf[j].revents & (POLLIN | POLLHUP | POLLERR))
+				ok = client_read(c, now);
+			if (!ok)
+				client_close(c);
+		}
 		if (pf[0].revents & POLLIN) {
-			int fd = accept(cs.lfd, NULL, NULL), i;
-			struct timeval tv = { .tv_sec = 5 };
+			int fd = accept4(cs.lfd, NULL, NULL, SOCK_CLOEXEC), i;
 
 			if (fd < 0)
 				continue;
-			for (i = 0; i < MAX_CLIENTS && cs.cl[i].fd >= 0; i++)
-				;
-			if (i == MAX_CLIENTS) {
-				send_all(fd, "{\"result\": \"rejected\", \"errors\": [\"too many clients\"]}\n", 55);
+			i = client_slot(now);
+			if (i < 0) {
+				send(fd, "{\"result\": \"rejected\", \"errors\": [\"too many clients\"]}\n", 55,
+				     MSG_NOSIGNAL | MSG_DONTWAIT);
 				close(fd);
 				continue;
 			}
-			/* A client that does not read its answers cannot hold the control plane for long. */
-			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 			cs.cl[i].fd = fd;
+			cs.cl[i].last_ms = now;
 		}
 	}
 	return NULL;

@@ -8,6 +8,15 @@
 #define DP_CTL_SOCK_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* A client that sends no request and takes no answer for this long is closed (--control-idle-s). */
+#define DP_CTL_IDLE_S 60u
+/* Request bytes held for all clients together (--control-max-bytes). */
+#define DP_CTL_MAX_BYTES (512ull << 20)
+
+/* Set the limits above before dp_ctl_sock_start(); 0 keeps a default. */
+void dp_ctl_sock_limits(uint32_t idle_s, uint64_t max_bytes);
 
 /*
  * Listen at @path: a stale socket there is replaced; any other file is an

@@ -49,6 +49,8 @@ FLOWS = {50017: (17, 33, {8193, 9193}), 50020: (20, 40, {8201}), 50021: (21, 41,
 
 passed = failed = 0
 LIMIT = 4 << 20  # --max-config-bytes of the switch under test
+IDLE_S = 3       # --control-idle-s
+HELD = 64 << 20  # --control-max-bytes
 
 
 def check(cond, what):
@@ -133,6 +135,89 @@ class Ctl:
         return json.loads(line)
 
 
+def answered_within(sock, seconds=1.0):
+    """A new client's status, or None when it takes longer than @seconds."""
+    t0 = time.time()
+    try:
+        c = Ctl(sock)
+        c.s.settimeout(seconds)
+        r = c.ask('{"op": "status"}')
+        c.s.close()
+    except OSError:
+        return None
+    return r if time.time() - t0 <= seconds else None
+
+
+def abuse(sock):
+    """Clients that hold on, do not read or send without end cannot keep a new client out."""
+    idle = []
+    for _ in range(40):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(sock)
+        idle.append(s)
+    time.sleep(1.2)
+    r = answered_within(sock)
+    check(r and r.get("result") == "ok", "40 idle clients: a new client is answered within 1 s: %s" % r)
+    for s in idle:
+        s.close()
+    # A client that sends requests and never reads its answers.
+    slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    slow.connect(sock)
+    slow.setblocking(False)
+    sent = 0
+    try:
+        for _ in range(20000):
+            sent += slow.send(b'{"op": "status"}\n' * 64)
+    except BlockingIOError:
+        pass
+    r = answered_within(sock)
+    check(r and r.get("result") == "ok" and sent > 65536,
+          "a client that does not read (%d bytes of requests sent): another is answered within 1 s: %s" % (sent, r))
+    slow.close()
+    # Requests without an end, from several clients: past the bound in all, refused and closed.
+    big = []
+    refused = 0
+    for _ in range(3):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(sock)
+        s.settimeout(10)
+        big.append(s)
+    chunk = b"x" * (1 << 20)
+    for s in big:
+        try:
+            for _ in range(30):
+                s.sendall(chunk)
+        except OSError:
+            refused += 1        # closed by the switch while sending
+            continue
+        try:
+            s.settimeout(2)
+            got = s.recv(4096)
+            refused += got == b"" or b"in all" in got
+        except socket.timeout:
+            pass                # still held: not refused
+        except OSError:
+            refused += 1        # reset: the switch closed it with the request unread
+    for s in big:
+        s.close()
+    r = answered_within(sock)
+    check(refused >= 1 and r and r.get("result") == "ok",
+          "3 clients sending 30 MiB without a newline (bound %d MiB in all): %d refused; a new client answered: %s" % (
+              HELD >> 20, refused, r))
+    # A silent client is closed after the idle time.
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sock)
+    s.settimeout(IDLE_S + 3)
+    t0 = time.time()
+    try:
+        closed = s.recv(16) == b""
+    except OSError:
+        closed = False
+    check(closed and IDLE_S - 0.5 <= time.time() - t0 <= IDLE_S + 2,
+          "a silent client is closed after about %d s (%.1f s)" % (IDLE_S, time.time() - t0))
+    s.close()
+
+
 def reload_paths(ctl, st):
     """Reloads of what is not a configuration file: refused at once, whole, valid, quoting nothing."""
     fifo = os.path.join(work, "fifo")
@@ -201,7 +286,8 @@ def main():
     cmd = [switch, "-l", "1", "--no-pci", "-m", "512", "--file-prefix", prefix, "--log-level=warning",
            "--vdev", "net_null0,no-rx=1", "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap,
            "--vdev", "net_null1,no-rx=1", "--", "--config", cfg, "--control", sock,
-           "--max-config-bytes", str(LIMIT)]
+           "--max-config-bytes", str(LIMIT), "--control-idle-s", str(IDLE_S),
+           "--control-max-bytes", str(HELD)]
     sw = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     dumpcap = None
     lat = []
@@ -209,6 +295,7 @@ def main():
         check(wait_socket(prefix, sw), "the switch answers telemetry")
         check(os.path.exists(sock) and stat.S_IMODE(os.stat(sock).st_mode) == 0o600 and
               os.stat(sock).st_uid == os.getuid(), "the control socket is mode 0600, ours")
+        abuse(sock)
         ctl = Ctl(sock)
         st = ctl.ask('{"op": "status", "id": 7}')
         check(st.get("id") == 7 and st.get("result") == "ok" and st.get("qps") == 4 and st.get("connections") == 2,
