@@ -93,6 +93,8 @@ usage(const char *prog)
 		"  --max-config-bytes N the largest configuration file read, at start and on reloads\n"
 		"                       (default 1073741824)\n"
 		"  --control-idle-s S   close a control client silent for S seconds (default 60)\n"
+		"  --metrics-max-clients N, --metrics-idle-s S  connections the exporter holds at once\n"
+		"                       (default 512) and how long an idle one is kept (default 5 s)\n"
 		"  --control-max-bytes N  request bytes the control socket holds for all clients\n"
 		"                       together (default 536870912)\n",
 		prog);
@@ -120,6 +122,8 @@ parse_args(int argc, char **argv)
 		{ "etcd-key", required_argument, NULL, 'Y' },
 		{ "max-config-bytes", required_argument, NULL, 'B' },
 		{ "control-idle-s", required_argument, NULL, 'I' },
+		{ "metrics-max-clients", required_argument, NULL, 'L' },
+		{ "metrics-idle-s", required_argument, NULL, 'W' },
 		{ "control-max-bytes", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -208,6 +212,18 @@ parse_args(int argc, char **argv)
 				return -1;
 			}
 			cfg_file_max_set(v);
+			break;
+		}
+		case 'L':
+		case 'W': {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || v < 1 || v > (opt == 'L' ? 16384ul : 3600ul)) {
+				fprintf(stderr, opt == 'L' ? "--metrics-max-clients: 1 to 16384\n" :
+					"--metrics-idle-s: 1 to 3600 seconds\n");
+				return -1;
+			}
+			dp_metrics_limits(opt == 'L' ? (unsigned)v : 0, opt == 'W' ? (unsigned)v : 0);
 			break;
 		}
 		case 'I':

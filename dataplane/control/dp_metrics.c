@@ -396,7 +396,17 @@ dp_metrics_render(bool per_conn, char **out, size_t *len)
 static struct {
 	struct MHD_Daemon *d;
 	bool per_conn;
-} mx;
+	unsigned max_conns, idle_s;
+} mx = { .max_conns = DP_METRICS_CONNECTIONS, .idle_s = DP_METRICS_IDLE_S };
+
+void
+dp_metrics_limits(unsigned max_conns, unsigned idle_s)
+{
+	if (max_conns)
+		mx.max_conns = max_conns;
+	if (idle_s)
+		mx.idle_s = idle_s;
+}
 
 static enum MHD_Result
 answer(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
@@ -508,8 +518,8 @@ start_main(void *arg)
 	struct start_arg *s = arg;
 
 	s->d = MHD_start_daemon(s->flags, s->port, NULL, NULL, answer, NULL, MHD_OPTION_SOCK_ADDR,
-				(struct sockaddr *)&s->ss, MHD_OPTION_CONNECTION_LIMIT, 16u,
-				MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+				(struct sockaddr *)&s->ss, MHD_OPTION_CONNECTION_LIMIT, mx.max_conns,
+				MHD_OPTION_CONNECTION_TIMEOUT, mx.idle_s, MHD_OPTION_END);
 	s->err = errno;
 	return NULL;
 }
@@ -517,7 +527,14 @@ start_main(void *arg)
 int
 dp_metrics_start(const char *addr_port, bool per_conn, char *err, size_t errlen)
 {
-	struct start_arg s = { .flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG };
+	/*
+	 * epoll where the library has it: hundreds of idle or slow connections
+	 * cost a scrape nothing (select() would cap them at FD_SETSIZE).
+	 */
+	struct start_arg s = {
+		.flags = (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL_INTERNAL_THREAD :
+			  MHD_USE_POLL_INTERNAL_THREAD) | MHD_USE_ERROR_LOG,
+	};
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	pthread_t tid;
@@ -567,6 +584,13 @@ dp_metrics_start(const char *addr_port, bool per_conn, char *err, size_t errlen)
 	snprintf(err, errlen, "--metrics %s: this build has no exporter (libmicrohttpd was not found; meson option metrics)",
 		 addr_port);
 	return -1;
+}
+
+void
+dp_metrics_limits(unsigned max_conns, unsigned idle_s)
+{
+	(void)max_conns;
+	(void)idle_s;
 }
 
 void

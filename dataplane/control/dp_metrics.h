@@ -28,6 +28,16 @@
  */
 int dp_metrics_start(const char *addr_port, bool per_conn, char *err, size_t errlen);
 
+/*
+ * Connections the exporter holds at once (--metrics-max-clients) and the
+ * seconds an idle one is kept (--metrics-idle-s); set before
+ * dp_metrics_start(), 0 keeps a default.  A connection past the limit is
+ * refused; expose the port only on 127.0.0.1 or an operator network.
+ */
+#define DP_METRICS_CONNECTIONS 512u
+#define DP_METRICS_IDLE_S 5u
+void dp_metrics_limits(unsigned max_conns, unsigned idle_s);
+
 /* Stop serving and join the exporter's thread; a no-op when not started. */
 void dp_metrics_stop(void);
 

@@ -250,6 +250,7 @@ def run(build, work, estats, tag):
         if estats:
             with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
                 text = r.read().decode()
+            scrape_under_siege(port, tag)
         return w.got, tel, text, injected
     finally:
         if w:
@@ -259,6 +260,33 @@ def run(build, work, estats, tag):
             check(rc == 0, "%s: the switch exits cleanly" % tag, err[-500:] if rc else "")
         for i in (ti, fi):
             subprocess.run(["ip", "link", "del", i], check=False)
+
+
+def scrape_under_siege(port, tag):
+    """300 idle TCP connections and 20 clients sending a header line every 2 s: a new scrape within 1 s."""
+    held, slow = [], []
+    try:
+        for _ in range(300):
+            held.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+        for _ in range(20):
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            slow.append(s)
+        for k in range(2):
+            time.sleep(1.0)
+            for s in slow:
+                s.sendall(b"X-Slow-%d: y\r\n" % k)
+        t0 = time.time()
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=1) as r:
+                ok = r.status == 200 and b"roce_cnp_forwarded_total" in r.read()
+        except OSError:
+            ok = False
+        check(ok and time.time() - t0 <= 1.0, "%s: with 300 idle and 20 slow connections held, a scrape is "
+              "answered within 1 s (%.2f s)" % (tag, time.time() - t0))
+    finally:
+        for s in held + slow:
+            s.close()
 
 
 def main():
