@@ -307,6 +307,7 @@ struct dp {
 	struct cfg *cfg;                   /* the configuration ovl was built from */
 	char *config_path;                 /* what SIGHUP re-reads */
 	struct rte_rcu_qsbr *qsv;
+	bool qs_exporter;                  /* qsv has a reader for the exporter: id n_lcores (dp_metrics.h) */
 	pthread_mutex_t ctl_lock;
 	struct dp_conn_state *conn_chunks[DP_STATE_CHUNKS];
 	struct dp_cc_state *cc_chunks[DP_STATE_CHUNKS]; /* DCQCN state, allocated once DCQCN is on */

@@ -375,12 +375,13 @@ lcores_assign(void)
 		if (!dp.lcores[l].tenant_stats)
 			return -1;
 	}
-	/* Readers of the overlay, for the grace period of a reload. */
-	size_t sz = rte_rcu_qsbr_get_memsize(dp.n_lcores);
+	/* Readers of the overlay, for the grace period of a reload: the lcores and the exporter. */
+	size_t sz = rte_rcu_qsbr_get_memsize(dp.n_lcores + 1);
 
 	dp.qsv = rte_zmalloc("rcu", sz, RTE_CACHE_LINE_SIZE);
-	if (!dp.qsv || rte_rcu_qsbr_init(dp.qsv, dp.n_lcores) != 0)
+	if (!dp.qsv || rte_rcu_qsbr_init(dp.qsv, dp.n_lcores + 1) != 0)
 		return -1;
+	dp.qs_exporter = rte_rcu_qsbr_thread_register(dp.qsv, dp.n_lcores) == 0;
 	return 0;
 }
 

@@ -330,6 +330,9 @@ estats_conns_put(struct out *o, const struct ovl *ov, struct estats_conn_stats *
 	}
 }
 
+/* One scrape at a time: the exporter has one RCU reader id. */
+static pthread_mutex_t render_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int
 dp_metrics_render(bool per_conn, char **out, size_t *len)
 {
@@ -343,8 +346,19 @@ dp_metrics_render(bool per_conn, char **out, size_t *len)
 	if (!o.p)
 		return -ENOMEM;
 	dp_stats_sum(&s);
-	pthread_mutex_lock(&dp.ctl_lock);
-	ov = dp.ovl;
+	/*
+	 * The overlay as the lcores read it: a reader of the data plane's RCU
+	 * (its own id, one scrape at a time), so that a scrape never waits for a
+	 * change holding ctl_lock; the change waits for the scrape's end before
+	 * it frees what the scrape reads.  Without that reader (tools and tests
+	 * that build no lcores), under ctl_lock.
+	 */
+	pthread_mutex_lock(&render_lock);
+	if (dp.qs_exporter)
+		rte_rcu_qsbr_thread_online(dp.qsv, dp.n_lcores);
+	else
+		pthread_mutex_lock(&dp.ctl_lock);
+	ov = __atomic_load_n(&dp.ovl, __ATOMIC_ACQUIRE);
 	switch_put(&o, &s);
 	family(&o, "roce_estats_enabled", "gauge", "1 while RDMA Estats are recorded (--estats, not paused)");
 	put(&o, "roce_estats_enabled %d\n", __atomic_load_n(&dp_estats.enabled, __ATOMIC_RELAXED) ? 1 : 0);
@@ -377,7 +391,11 @@ dp_metrics_render(bool per_conn, char **out, size_t *len)
 			}
 		}
 	}
-	pthread_mutex_unlock(&dp.ctl_lock);
+	if (dp.qs_exporter)
+		rte_rcu_qsbr_thread_offline(dp.qsv, dp.n_lcores);
+	else
+		pthread_mutex_unlock(&dp.ctl_lock);
+	pthread_mutex_unlock(&render_lock);
 	free(ts);
 	free(es);
 	free(o.lab);

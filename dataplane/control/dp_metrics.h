@@ -11,10 +11,12 @@
  * response, message completion) labelled by tenant.  Per-connection series
  * only with @per_conn (--metrics-connections): their number is unbounded.
  *
- * Ownership.  A scrape runs on the exporter's thread, takes ctl_lock while
- * it reads the overlay (a reload waits for at most one scrape), and reads
- * the lcores' counters and Estats states with relaxed loads, as telemetry
- * does.  The response is built in memory and handed to the HTTP library.
+ * Ownership.  A scrape runs on the exporter's thread as a reader of the
+ * data plane's RCU (its own reader id, one scrape at a time): it never waits
+ * for a change holding ctl_lock, and a change waits for the scrape's end
+ * before it frees what the scrape reads.  It reads the lcores' counters and
+ * Estats states with relaxed loads, as telemetry does.  The response is built
+ * in memory and handed to the HTTP library.
  */
 #ifndef DP_METRICS_H
 #define DP_METRICS_H
@@ -43,7 +45,8 @@ void dp_metrics_stop(void);
 
 /*
  * The exposition text of this moment, malloc'ed, into *@out (its length in
- * *@len); takes ctl_lock.  0 or -ENOMEM.  For the exporter and for tests.
+ * *@len); an RCU reader where the switch reserved one, else under ctl_lock.
+ * 0 or -ENOMEM.  For the exporter and for tests.
  */
 int dp_metrics_render(bool per_conn, char **out, size_t *len);
 

@@ -48,9 +48,10 @@ BLUE_VM, BLUE_PORT = "02:00:00:00:aa:10", "02:00:00:00:01:01"
 FLOWS = {50017: (17, 33, {8193, 9193}), 50020: (20, 40, {8201}), 50021: (21, 41, {8202})}
 
 passed = failed = 0
-LIMIT = 4 << 20  # --max-config-bytes of the switch under test
+LIMIT = 48 << 20  # --max-config-bytes of the switch under test
 IDLE_S = 3       # --control-idle-s
 HELD = 64 << 20  # --control-max-bytes
+METRICS_PORT = 20000 + os.getpid() % 10000
 
 
 def check(cond, what):
@@ -218,6 +219,56 @@ def abuse(sock):
     s.close()
 
 
+def scrape(timeout=10.0):
+    """Seconds one /metrics scrape took, or None when it failed."""
+    import urllib.request
+    t0 = time.perf_counter()
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % METRICS_PORT, timeout=timeout) as r:
+            r.read()
+    except OSError:
+        return None
+    return time.perf_counter() - t0
+
+
+def scrape_during_change(sock, cfg):
+    """A reload that holds the control lock for a long time (120 000 connections built, then back) keeps no scrape
+    waiting: the slowest scrape meanwhile takes less than half the time the lock was held."""
+    import threading
+    big = config()
+    big["tenants"][0]["max_qps"] = 250000
+    big["tenants"][0]["vni"] = 101  # a tenant change: the whole path, a new overlay built under the lock
+    big["qps"] += [q for i in range(120000) for q in (qp("192.168.1.10", 1000 + i, 100000 + i, "192.168.1.20", 1000 + i),
+                                                     qp("192.168.1.20", 1000 + i, 200000 + i, "192.168.1.10", 1000 + i))]
+    path = os.path.join(work, "big-qps.json")
+    with open(path, "w") as f:
+        json.dump(big, f, separators=(",", ":"))
+    for target in (path, cfg):
+        ans = {}
+
+        def reload():
+            c = Ctl(sock)
+            c.s.settimeout(120)
+            ans.update(c.ask(json.dumps({"op": "reload", "path": target})))
+
+        th = threading.Thread(target=reload)
+        th.start()
+        lat = []
+        while th.is_alive():
+            lat.append(scrape())
+        th.join()
+        held_ms = ans.get("build_ms", 0) + ans.get("publish_ms", 0)
+        worst = max((x for x in lat if x is not None), default=None)
+        print("reload of %s: build %.0f ms, publish %.0f ms; %d scrapes meanwhile, the slowest %.1f ms" % (
+            os.path.basename(target), ans.get("build_ms", 0), ans.get("publish_ms", 0), len(lat),
+            1e3 * (worst or 0)))
+        big_one = target == path
+        check(ans.get("result") == "applied" and None not in lat and len(lat) >= 2 and
+              (not big_one or (held_ms >= 100 and worst < 0.5 * held_ms / 1e3)),
+              "scrapes during a reload holding the control lock %.0f ms: %d answered, the slowest in %.1f ms%s" % (
+                  held_ms, len(lat), 1e3 * (worst or 0), "" if ans.get("result") == "applied" else ": %s" % ans))
+
+
 def reload_paths(ctl, st):
     """Reloads of what is not a configuration file: refused at once, whole, valid, quoting nothing."""
     fifo = os.path.join(work, "fifo")
@@ -287,7 +338,7 @@ def main():
            "--vdev", "net_null0,no-rx=1", "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap,
            "--vdev", "net_null1,no-rx=1", "--", "--config", cfg, "--control", sock,
            "--max-config-bytes", str(LIMIT), "--control-idle-s", str(IDLE_S),
-           "--control-max-bytes", str(HELD)]
+           "--control-max-bytes", str(HELD), "--metrics", "127.0.0.1:%d" % METRICS_PORT, "--max-connections", "262144"]
     sw = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     dumpcap = None
     lat = []
@@ -314,6 +365,9 @@ def main():
                            capture_output=True, text=True)
         check(r.returncode == 1 and "delete.qps[0]: no such qp" in r.stdout, "roce-ctl: a rejected batch exits 1")
         reload_paths(ctl, st)
+        scrape_during_change(sock, cfg)
+        # That took longer than the idle time: the switch has closed this client.
+        ctl = Ctl(sock)
 
         dumpcap = subprocess.Popen(["dpdk-dumpcap", "--file-prefix=" + prefix, "-i", "0", "-w", capture,
                                     "-s", "128", "-q", "-a", "filesize:400000"], stdout=subprocess.DEVNULL,
