@@ -445,7 +445,13 @@ cfg_load_file_timed(const char *path, struct cfg_errors *errs, struct cfg_load_t
 		plain_error(path, what, errs);
 		return NULL;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0) {
+		snprintf(what, sizeof(what), "cannot read: %s", strerror(errno));
+		close(fd);
+		plain_error(path, what, errs);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		plain_error(path, S_ISDIR(st.st_mode) ? "cannot read: is a directory" :
 			    "cannot read: not a regular file", errs);

@@ -37,12 +37,18 @@
 #define MAX_LINE (256u << 20) /* a request longer than this is refused and its client closed */
 #define KEEP_BUF (1u << 20)   /* a buffer larger than this is given back once empty */
 
+/* Growing answer text. */
+struct out {
+	char *s;
+	size_t n, cap;
+};
+
 struct client {
 	int fd;
 	char *buf;                /* requests read, not yet answered */
 	size_t len, cap;
-	char *out;                /* answers not yet sent: out[off, n) */
-	size_t off, n, out_cap;
+	struct out out;           /* answers not yet sent: out.s[off, out.n) */
+	size_t off;
 	uint64_t last_ms;         /* the last request read or answer sent */
 };
 
@@ -75,12 +81,6 @@ now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
-
-/* A growing answer line. */
-struct out {
-	char *s;
-	size_t n, cap;
-};
 
 static void
 out_add(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -265,39 +265,17 @@ client_close(struct client *c)
 	close(c->fd);
 	cs.held -= c->cap;
 	free(c->buf);
-	free(c->out);
+	free(c->out.s);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
-}
-
-/* Queue @o's text after what @c has not taken yet; false when out of memory. */
-static bool
-client_queue(struct client *c, const struct out *o)
-{
-	if (!o->s || !o->n)
-		return true;
-	if (c->off == c->n)
-		c->off = c->n = 0;
-	if (c->n + o->n > c->out_cap) {
-		size_t cap = c->n + o->n + 4096;
-		char *p = realloc(c->out, cap);
-
-		if (!p)
-			return false;
-		c->out = p;
-		c->out_cap = cap;
-	}
-	memcpy(c->out + c->n, o->s, o->n);
-	c->n += o->n;
-	return true;
 }
 
 /* Send what @c will take now, without waiting; false: close it. */
 static bool
 client_flush(struct client *c, uint64_t now)
 {
-	while (c->off < c->n) {
-		ssize_t k = send(c->fd, c->out + c->off, c->n - c->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (c->off < c->out.n) {
+		ssize_t k = send(c->fd, c->out.s + c->off, c->out.n - c->off, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -308,11 +286,10 @@ client_flush(struct client *c, uint64_t now)
 		c->off += (size_t)k;
 		c->last_ms = now;
 	}
-	c->off = c->n = 0;
-	if (c->out_cap > KEEP_BUF) {
-		free(c->out);
-		c->out = NULL;
-		c->out_cap = 0;
+	c->off = c->out.n = 0;
+	if (c->out.cap > KEEP_BUF) {
+		free(c->out.s);
+		c->out = (struct out){ 0 };
 	}
 	return true;
 }
@@ -321,22 +298,19 @@ client_flush(struct client *c, uint64_t now)
 static bool
 client_answer(struct client *c, uint64_t now)
 {
-	struct out o = { 0 };
 	size_t start = 0;
 	bool ok = true;
 
-	for (size_t i = 0; ok && c->off == c->n && i < c->len; i++) {
+	for (size_t i = 0; ok && c->off == c->out.n && i < c->len; i++) {
 		if (c->buf[i] != '\n')
 			continue;
 		/* Blank lines are no requests. */
 		if (i > start && strspn(c->buf + start, " \t\r") < i - start) {
-			o.n = 0;
-			request(c->buf + start, i - start, &o);
-			ok = client_queue(c, &o) && client_flush(c, now);
+			request(c->buf + start, i - start, &c->out);
+			ok = client_flush(c, now);
 		}
 		start = i + 1;
 	}
-	free(o.s);
 	memmove(c->buf, c->buf + start, c->len - start);
 	c->len -= start;
 	if (c->len == 0 && c->cap > KEEP_BUF) {
@@ -431,7 +405,7 @@ sock_main(void *arg)
 				continue;
 			}
 			/* A client with answers to take is not read until it takes them. */
-			pf[n] = (struct pollfd){ .fd = c->fd, .events = c->off < c->n ? POLLOUT : POLLIN };
+			pf[n] = (struct pollfd){ .fd = c->fd, .events = c->off < c->out.n ? POLLOUT : POLLIN };
 			idx[n++] = i;
 		}
 		if (poll(pf, (nfds_t)n, 100) <= 0)
