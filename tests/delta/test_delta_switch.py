@@ -18,7 +18,7 @@ checksum); every frame received was forwarded or dropped as no_connection;
 the untouched connection kept its state; the mbuf pool is back to its
 baseline; the socket is mode 0600 and gone after the exit.
 
-Usage: tests/delta/test_delta_switch.py BUILD_DIR [--batches N]
+Usage: tests/delta/test_delta_switch.py BUILD_DIR [--batches N] [--big N]
 """
 import argparse
 import json
@@ -231,14 +231,14 @@ def scrape(timeout=10.0):
     return time.perf_counter() - t0
 
 
-def scrape_during_change(sock, cfg):
-    """A reload that holds the control lock for a long time (120 000 connections built, then back) keeps no scrape
+def scrape_during_change(sock, cfg, n_big):
+    """A reload that holds the control lock for a long time (@n_big connections built, then back) keeps no scrape
     waiting: the slowest scrape meanwhile takes less than half the time the lock was held."""
     import threading
     big = config()
-    big["tenants"][0]["max_qps"] = 250000
+    big["tenants"][0]["max_qps"] = 2 * n_big + 10
     big["tenants"][0]["vni"] = 101  # a tenant change: the whole path, a new overlay built under the lock
-    big["qps"] += [q for i in range(120000) for q in (qp("192.168.1.10", 1000 + i, 100000 + i, "192.168.1.20", 1000 + i),
+    big["qps"] += [q for i in range(n_big) for q in (qp("192.168.1.10", 1000 + i, 100000 + i, "192.168.1.20", 1000 + i),
                                                      qp("192.168.1.20", 1000 + i, 200000 + i, "192.168.1.10", 1000 + i))]
     path = os.path.join(work, "big-qps.json")
     with open(path, "w") as f:
@@ -315,6 +315,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("--batches", type=int, default=500)
+    ap.add_argument("--big", type=int, default=120000,
+                    help="connections of the reload scraped through (the lock must be held 100 ms or more)")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     switch = os.path.join(build, "dataplane", "dpdk-roce-vswitch")
@@ -338,7 +340,7 @@ def main():
            "--vdev", "net_null0,no-rx=1", "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap,
            "--vdev", "net_null1,no-rx=1", "--", "--config", cfg, "--control", sock,
            "--max-config-bytes", str(LIMIT), "--control-idle-s", str(IDLE_S),
-           "--control-max-bytes", str(HELD), "--metrics", "127.0.0.1:%d" % METRICS_PORT, "--max-connections", "262144"]
+           "--control-max-bytes", str(HELD), "--metrics", "127.0.0.1:%d" % METRICS_PORT, "--max-connections", str(max(65536, 2 * a.big))]
     sw = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     dumpcap = None
     lat = []
@@ -365,7 +367,7 @@ def main():
                            capture_output=True, text=True)
         check(r.returncode == 1 and "delete.qps[0]: no such qp" in r.stdout, "roce-ctl: a rejected batch exits 1")
         reload_paths(ctl, st)
-        scrape_during_change(sock, cfg)
+        scrape_during_change(sock, cfg, a.big)
         # That took longer than the idle time: the switch has closed this client.
         ctl = Ctl(sock)
 
