@@ -119,7 +119,12 @@ struct cfg_tenant {
 	bool dcqcn_override;    /* the tenant had its own "dcqcn" object */
 	bool privileged_qkey;   /* may send UD Q_Keys with bit 31 set (controlled Q_Keys) */
 	struct cfg_vlan vlan;   /* its frames' tags on the fabric; unset: the uplink's policy */
+	bool qp_learning;       /* "qp_learning": its QPs are learned from the wire (half records) */
+	uint32_t qp_idle_s;     /* "qp_idle_s": a learned QP idle this long goes (CFG_DEFAULT_QP_IDLE_S) */
 };
+
+/* "qp_idle_s" when a tenant does not give it. */
+#define CFG_DEFAULT_QP_IDLE_S 300
 
 /*
  * An XRC SRQ of an endpoint: the number its RNIC really uses (vsrqn, what an
@@ -177,11 +182,26 @@ struct cfg_qp {
 	enum cfg_qp_type type;
 	bool has_peer;          /* true for RC and UC, false for UD */
 	struct cfg_ip peer_vip;
+	bool has_peer_vqpn;     /* false in a half: "peer": {"vip"} alone (cfg_qp_half()) */
 	uint32_t peer_vqpn;
 	int peer;               /* index into qps of the peer, -1 if none */
 	int endpoint;           /* index of the endpoint (tenant, vip) */
 	struct cfg_rate rate;
 };
+
+/*
+ * A half: a QP of a learning tenant known by its destination alone, (tenant,
+ * vip, vqpn) with the pqpn its host allocated, and the vip that sends to it
+ * ("peer": {"vip"} without "vqpn"; DESIGN.md "Learned connections").  The
+ * source's host forwards that vip's frames to it; the QP's own host delivers
+ * the fabric's frames to its pqpn as coming from that vip.  It has no peer
+ * record (peer is -1).
+ */
+static inline bool
+cfg_qp_half(const struct cfg_qp *q)
+{
+	return q->has_peer && !q->has_peer_vqpn;
+}
 
 enum {
 	CFG_ACC_REMOTE_READ = 1,

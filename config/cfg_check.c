@@ -170,6 +170,13 @@ qp_peer_check(struct cfg_ld *ld, const struct cfg_path *p, uint32_t i)
 	if ((ld->qp_ok[i] & need) != need || !q->has_peer || q->type == CFG_QP_UD)
 		return;
 	ld->dg.rec = i;
+	if (cfg_qp_half(q)) {
+		const char *why = cfg_half_check(c, q, ep_find(ld, q->tenant, &q->peer_vip) >= 0, ips);
+
+		if (why)
+			CFG_REC_ERR(ld, &rp, "peer", "%s", why);
+		return;
+	}
 	k.tenant = q->tenant;
 	k.vip = &q->peer_vip;
 	k.qpn = q->peer_vqpn;
@@ -196,7 +203,7 @@ qp_peer_check(struct cfg_ld *ld, const struct cfg_path *p, uint32_t i)
 	}
 	if (!(ld->qp_ok[j] & CFG_BIT(CFG_Q_PEER)))
 		return;
-	if (r->peer_vqpn != q->vqpn || !cfg_ip_equal(&r->peer_vip, &q->vip)) {
+	if (!r->has_peer_vqpn || r->peer_vqpn != q->vqpn || !cfg_ip_equal(&r->peer_vip, &q->vip)) {
 		CFG_REC_ERR(ld, &rp, "peer", "%s does not point back",
 			qp_str(c, (uint32_t)j, qs, sizeof(qs)));
 		return;

@@ -263,17 +263,25 @@ finish_endpoints(struct cfg_dl *d, struct cfg *c, const uint32_t *tmap, struct c
 }
 
 static void
-check_peers(struct cfg_dl *d, struct cfg *c, const uint32_t *back, const struct cfg_htab *qp_idx)
+check_peers(struct cfg_dl *d, struct cfg *c, const uint32_t *back, const struct cfg_htab *qp_idx,
+	    const struct cfg_htab *ep_idx)
 {
 	char ips[CFG_IP_STRLEN];
 
 	for (uint32_t i = 0; i < c->n_qps; i++) {
 		struct cfg_qp *q = &c->qps[i];
 		struct key3 k = { q->tenant, &q->peer_vip, q->peer_vqpn };
+		const char *why;
 		int64_t j;
 
 		if (!q->has_peer || q->tenant < 0)
 			continue;
+		if (cfg_qp_half(q)) {
+			j = cfg_htab_lookup(ep_idx, cfg_dl_key_hash(k.tenant, k.ip, 0), ep_match, c, &k);
+			if ((why = cfg_half_check(c, q, j >= 0, ips)))
+				cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "%s", why);
+			continue;
+		}
 		j = cfg_htab_lookup(qp_idx, cfg_dl_key_hash(k.tenant, k.ip, k.id), qp_match, c, &k);
 		if (j < 0) {
 			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "%s qp %" PRIu32 " is not a qp of tenant "
@@ -289,7 +297,7 @@ check_peers(struct cfg_dl *d, struct cfg *c, const uint32_t *back, const struct 
 		else if ((int)p->type != cfg_qp_peer_type(q->type))
 			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "the peer is a qp of type %s, not %s",
 				       cfg_qp_type_names[p->type], cfg_qp_type_names[cfg_qp_peer_type(q->type)]);
-		else if (!p->has_peer || p->peer_vqpn != q->vqpn || !cfg_ip_equal(&p->peer_vip, &q->vip))
+		else if (!p->has_peer || !p->has_peer_vqpn || p->peer_vqpn != q->vqpn || !cfg_ip_equal(&p->peer_vip, &q->vip))
 			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "the peer %s qp %" PRIu32 " does not name "
 				       "this qp as its peer", cfg_ip_str(&p->vip, ips), p->vqpn);
 		else
@@ -365,7 +373,7 @@ finish_qps(struct cfg_dl *d, struct cfg *c, const uint32_t *tmap, const struct c
 			cfg_dl_rec_err(d, CFG_DK_TENANTS, d->tback[t], "max_qps", "%" PRIu32 " is below the tenant's %" PRIu32
 				       " qps", ct->max_qps, ct->n_qps);
 	}
-	check_peers(d, c, back, &qp_idx);
+	check_peers(d, c, back, &qp_idx, ep_idx);
 	cfg_htab_free(&qp_idx);
 	cfg_htab_free(&pq_idx);
 	free(back);

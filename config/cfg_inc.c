@@ -127,7 +127,7 @@ peer_ok(struct prep *p, const struct cfg_qp *q)
 	if (q->peer_vqpn == q->vqpn && cfg_ip_equal(&q->peer_vip, &q->vip))
 		return false;           /* its own peer */
 	r = res_find(p, CFG_DK_QPS, &pk);
-	return r && (int)r->type == cfg_qp_peer_type(q->type) && r->has_peer && r->peer_vqpn == q->vqpn &&
+	return r && (int)r->type == cfg_qp_peer_type(q->type) && r->has_peer && r->has_peer_vqpn && r->peer_vqpn == q->vqpn &&
 	       cfg_ip_equal(&r->peer_vip, &q->vip);
 }
 
@@ -471,6 +471,33 @@ emit(struct prep *p, struct cfg_inc *inc)
 	return cfg_inc_reserve(p->run, inc, add) < 0 ? -1 : 1;
 }
 
+/*
+ * Learned QPs (cfg_qp_half()) take the whole path: a batch that puts or
+ * deletes one, or deletes an endpoint of a learning tenant (a half may name
+ * it as its peer), is not for this path.
+ */
+static bool
+no_halves(const struct prep *p)
+{
+	const struct cfg *run = p->run;
+
+	for (uint32_t i = 0; i < p->b[CFG_DK_QPS].n; i++) {
+		const struct bent *b = &p->b[CFG_DK_QPS].e[i];
+
+		if ((b->put >= 0 && cfg_qp_half(&((const struct cfg_qp *)p->put[CFG_DK_QPS])[b->put])) ||
+		    (b->run >= 0 && cfg_qp_half(&run->qps[b->run])))
+			return false;
+	}
+	for (uint32_t i = 0; i < p->b[CFG_DK_ENDPOINTS].n; i++) {
+		const struct bent *b = &p->b[CFG_DK_ENDPOINTS].e[i];
+
+		if (b->run >= 0 && b->put < 0 && run->endpoints[b->run].tenant >= 0 &&
+		    run->tenants[run->endpoints[b->run].tenant].qp_learning)
+			return false;
+	}
+	return true;
+}
+
 static int
 prep_run(struct prep *p, const struct cfg_jv *root, struct cfg_inc *inc)
 {
@@ -500,8 +527,8 @@ prep_run(struct prep *p, const struct cfg_jv *root, struct cfg_inc *inc)
 	p->ld.c = &p->s;
 	p->ld.tenant_by_name = p->x->tname;
 	p->ld.port_by_name = p->x->pname;
-	if (!parse_deletes(p, del, inc) || !parse_puts(p, put, inc) || !check_endpoints(p) || !check_deleted(p) ||
-	    !check_puts(p))
+	if (!parse_deletes(p, del, inc) || !parse_puts(p, put, inc) || !no_halves(p) || !check_endpoints(p) ||
+	    !check_deleted(p) || !check_puts(p))
 		return p->ld.dg.oom ? -1 : 0;
 	return emit(p, inc);
 }

@@ -52,7 +52,8 @@ tenant_equal(const struct cfg_tenant *a, const struct cfg_tenant *b)
 	return str_equal(a->name, b->name) && a->vni == b->vni && a->max_qps == b->max_qps &&
 	       cfg_inc_rate_equal(&a->rate, &b->rate) && a->mr_check == b->mr_check &&
 	       dcqcn_params_equal(&a->dcqcn, &b->dcqcn) && a->dcqcn_override == b->dcqcn_override &&
-	       a->privileged_qkey == b->privileged_qkey && vlan_equal(&a->vlan, &b->vlan);
+	       a->privileged_qkey == b->privileged_qkey && vlan_equal(&a->vlan, &b->vlan) &&
+	       a->qp_learning == b->qp_learning && a->qp_idle_s == b->qp_idle_s;
 }
 
 static bool
@@ -121,6 +122,17 @@ rec_count(const struct cfg *c, int k)
 	return k == CFG_DK_ENDPOINTS ? c->n_endpoints : k == CFG_DK_QPS ? c->n_qps : c->n_mrs;
 }
 
+/* Learned QPs take the whole path (cfg_inc_prepare() says why): a change of one, or of a learning tenant's endpoint. */
+static bool
+learned(const struct cfg *c, int k, const void *r)
+{
+	const struct cfg_endpoint *e = r;
+
+	if (k == CFG_DK_QPS)
+		return cfg_qp_half(r);
+	return k == CFG_DK_ENDPOINTS && e->tenant >= 0 && c->tenants[e->tenant].qp_learning;
+}
+
 /* Records of kind @k in @file and not in @run (ADD) or different (REPLACE), or the reverse (DELETE). */
 static int
 diff_kind(const struct cfg *run, const struct cfg *file, int k, int op, struct cfg_inc *inc)
@@ -136,12 +148,16 @@ diff_kind(const struct cfg *run, const struct cfg *file, int k, int op, struct c
 		cfg_inc_rec_key(from, k, i, &key);
 		j = cfg_inc_find(other, k, &key);
 		if (op == CFG_INC_DELETE) {
+			if (j < 0 && learned(from, k, r))
+				return 0;
 			if (j < 0 && cfg_inc_push(inc, k, op, r, NULL) < 0)
 				return -1;
 			inc->sum.deleted[k] += j < 0;
 			continue;
 		}
 		if (j < 0) {
+			if (op == CFG_INC_ADD && k == CFG_DK_QPS && learned(from, k, r))
+				return 0;
 			if (op == CFG_INC_ADD && cfg_inc_push(inc, k, op, NULL, r) < 0)
 				return -1;
 			inc->sum.put[k] += op == CFG_INC_ADD;
@@ -152,8 +168,8 @@ diff_kind(const struct cfg *run, const struct cfg *file, int k, int op, struct c
 										   cfg_inc_mr_equal(o, r);
 		if (eq || op != CFG_INC_REPLACE)
 			continue;
-		if (k == CFG_DK_ENDPOINTS)
-			return 0;       /* an endpoint modified: not for this path */
+		if (k == CFG_DK_ENDPOINTS || (k == CFG_DK_QPS && (learned(from, k, r) || learned(other, k, o))))
+			return 0;       /* an endpoint or a learned QP modified: not for this path */
 		if (cfg_inc_push(inc, k, op, o, r) < 0)
 			return -1;
 		inc->sum.put[k]++;

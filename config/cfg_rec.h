@@ -21,7 +21,7 @@
 
 /* Rows of the tables, as bits of struct cfg_rec's masks. */
 enum { CFG_T_NAME, CFG_T_VNI, CFG_T_MAX_QPS, CFG_T_RATE, CFG_T_MR_CHECK, CFG_T_DCQCN, CFG_T_QKEY,
-       CFG_T_VLAN };
+       CFG_T_VLAN, CFG_T_LEARNING, CFG_T_IDLE };
 enum { CFG_P_NAME, CFG_P_DEVICE, CFG_P_ROLE, CFG_P_IP, CFG_P_MAC, CFG_P_GATEWAY_MAC,
        CFG_P_TENANT, CFG_P_VLAN };
 enum { CFG_E_TENANT, CFG_E_VIP, CFG_E_HOST, CFG_E_PORT, CFG_E_MAC, CFG_E_XRC_SRQS };

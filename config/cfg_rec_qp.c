@@ -18,7 +18,9 @@ static const char *const access_names[] = {
 /* "peer" of a QP: its offsets are into struct cfg_qp itself. */
 static const struct cfg_field peer_fields[] = {
 	CFG_FIELD(struct cfg_qp, "vip", CFG_F_IP, CFG_REQUIRED, peer_vip),
-	CFG_FIELD(struct cfg_qp, "vqpn", CFG_F_QPN, CFG_REQUIRED, peer_vqpn),
+	/* Absent in a half (cfg_qp_half()): checked by cfg_qp_type_check(). */
+	CFG_FIELD(struct cfg_qp, "vqpn", CFG_F_QPN, CFG_OPTIONAL, peer_vqpn,
+		  CFG_HAS(struct cfg_qp, has_peer_vqpn)),
 };
 
 static const struct cfg_field qp_fields[] = {
@@ -92,6 +94,10 @@ cfg_qp_type_check(struct cfg_ld *ld, const struct cfg_rec *r)
 			    cfg_qp_type_names[q->type]);
 	else if (q->type == CFG_QP_UD && (r->present & CFG_BIT(CFG_Q_PEER)))
 		CFG_REC_ERR(ld, &r->path, "peer", "not allowed on ud QPs");
+	else if ((r->ok & CFG_BIT(CFG_Q_PEER)) && cfg_qp_half(q) && q->type != CFG_QP_RC && q->type != CFG_QP_UC)
+		/* A half (a learned QP, known by its vip alone) is RC or UC. */
+		CFG_REC_ERR(ld, &r->path, "peer", "missing required key \"vqpn\" (only rc and uc QPs of a learning "
+			    "tenant name their peer by its vip alone)");
 }
 
 bool

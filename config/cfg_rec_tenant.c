@@ -40,6 +40,9 @@ static const struct cfg_field tenant_fields[] = {
 				 privileged_qkey),
 	[CFG_T_VLAN] = CFG_FIELD(struct cfg_tenant, "vlan", CFG_F_OBJECT, CFG_OPTIONAL, vlan,
 				 CFG_HAS(struct cfg_tenant, vlan.set), CFG_SUB(cfg_vlan_fields)),
+	[CFG_T_LEARNING] = CFG_FIELD(struct cfg_tenant, "qp_learning", CFG_F_BOOL, CFG_OPTIONAL, qp_learning),
+	[CFG_T_IDLE] = CFG_FIELD(struct cfg_tenant, "qp_idle_s", CFG_F_UINT, CFG_OPTIONAL, qp_idle_s,
+				 .min = 1, .max = 86400),
 };
 
 /* A tenant's "dcqcn": a profile to start from instead of the top-level parameters. */
@@ -215,6 +218,7 @@ cfg_tenant_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_pat
 	struct cfg_tenant *t = &c->tenants[i];
 
 	t->max_qps = CFG_DEFAULT_MAX_QPS;
+	t->qp_idle_s = CFG_DEFAULT_QP_IDLE_S;
 	t->mr_check = CFG_MR_CHECK_OFF;
 	t->dcqcn = c->dcqcn.params;
 	if (!cfg_rec_begin(ld, v, i, p, r))

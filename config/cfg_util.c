@@ -166,3 +166,19 @@ cfg_free(struct cfg *c)
 	cfg_inc_index_free(c);
 	free(c);
 }
+
+const char *
+cfg_half_check(const struct cfg *c, const struct cfg_qp *q, bool peer_ep, char buf[CFG_IP_STRLEN])
+{
+	static __thread char msg[CFG_IP_STRLEN + 160];
+	const char *t = c->tenants[q->tenant].name;
+
+	if (!c->tenants[q->tenant].qp_learning)
+		snprintf(msg, sizeof(msg), "names no vqpn, and tenant \"%.64s\" does not learn its QPs "
+			 "(\"qp_learning\")", t);
+	else if (!peer_ep)
+		snprintf(msg, sizeof(msg), "%s is not an endpoint of tenant \"%.64s\"", cfg_ip_str(&q->peer_vip, buf), t);
+	else
+		return NULL;
+	return msg;
+}

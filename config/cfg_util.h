@@ -17,4 +17,12 @@ int cfg_hex_digit(char ch);
  */
 const char *cfg_ip_str(const struct cfg_ip *ip, char buf[CFG_IP_STRLEN]);
 
+/*
+ * Why the half @q (cfg_qp_half()) of @c cannot be, or NULL: its tenant does
+ * not learn, or its peer's vip is not an endpoint of the tenant (@peer_ep
+ * false).  The message is the calling thread's, until its next call; @buf
+ * holds an address it quotes.
+ */
+const char *cfg_half_check(const struct cfg *c, const struct cfg_qp *q, bool peer_ep, char buf[CFG_IP_STRLEN]);
+
 #endif /* CFG_UTIL_H */

@@ -34,6 +34,7 @@
 
 #include "cfg_delta.h"
 #include "dcqcn.h"
+#include "dp_learn.h"
 #include "ovl.h"
 #include "ovl_inc.h"
 #include "rocev2.h"
@@ -74,7 +75,8 @@
 	X(PRIVILEGED_QKEY, "privileged_qkey") \
 	X(XDP_DENIED, "xdp_denied") \
 	X(XRC_SRQ_UNKNOWN, "xrc_srq_unknown") \
-	X(VLAN_MISMATCH, "vlan_mismatch")
+	X(VLAN_MISMATCH, "vlan_mismatch") \
+	X(UNRESOLVED, "unresolved")
 
 enum dp_drop {
 	DP_DROP_NONE = 0,
@@ -143,6 +145,8 @@ struct dp_stats {
 	uint64_t cnp_sent;    /* CNPs built by the notification point */
 	uint64_t cnp_consumed; /* CNPs from the fabric taken by the reaction point */
 	uint64_t ce_cleared;  /* CE marks removed before delivery to a tenant */
+	uint64_t held;        /* frames of learning tenants held while their destination resolves */
+	uint64_t hold_released; /* ... and run through the path once it did */
 } __rte_cache_aligned;
 
 /*
@@ -299,6 +303,7 @@ struct dp_lcore {
 	struct rte_ring *nak_ring;        /* NAKs to send, from the control plane (dp_acl.h) */
 	volatile uint64_t naks_done;      /* NAK requests taken off nak_ring */
 	struct dp_rate_lcore rate;
+	struct dp_hold hold;              /* frames of learning tenants waiting (dp_learn.h) */
 };
 
 /* The process-wide state. */

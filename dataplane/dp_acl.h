@@ -111,12 +111,13 @@ dp_acl_track(struct dp_dir_state *s, const struct dp_dir_state *answers, const s
 /*
  * The half of the dynamic state where the answers to L's requests on @c are
  * recorded: its ingress half, or for a hairpin the egress half of R's own
- * connection, on which R's frames travel (when R has one).
+ * connection, on which R's frames travel (when R has one; a half has none).
  */
 static inline struct dp_dir_state *
 dp_acl_answers_to_l(const struct ovl *o, const struct ovl_conn *c)
 {
-	uint32_t pc = c->hairpin ? o->qps[c->r].conn : OVL_NONE;
+	/* A learned half has no reverse connection (struct ovl_conn). */
+	uint32_t pc = c->hairpin && !c->half ? o->qps[c->r].conn : OVL_NONE;
 
 	return pc == OVL_NONE ? &dp_conn_state(c->state)->ingress : &dp_conn_state(o->conns[pc].state)->egress;
 }

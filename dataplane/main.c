@@ -31,6 +31,7 @@
 #include "dp_xdp.h"
 #include "dp_acl.h"
 #include "dp_cluster.h"
+#include "dp_learner.h"
 #include "dp_ctl_sock.h"
 #include "dp_inc.h"
 #include "dp_estats.h"
@@ -51,7 +52,9 @@ static struct {
 	const char *etcd_prefix; /* --etcd-prefix */
 	struct dp_cluster_tls etcd_tls; /* --etcd-cacert, --etcd-cert, --etcd-key */
 	bool metrics_conns;      /* --metrics-connections */
-} opts = { .mbuf_size = 9216, .rate = { .max_conns = 65536, .queue_mbufs = 2048 } };
+	uint32_t learn_hold_ms, learn_rate;
+} opts = { .mbuf_size = 9216, .rate = { .max_conns = 65536, .queue_mbufs = 2048 }, .learn_hold_ms = 500,
+	   .learn_rate = 1000 };
 
 #define RX_DESC 1024
 #define TX_DESC 1024
@@ -96,7 +99,10 @@ usage(const char *prog)
 		"  --metrics-max-clients N, --metrics-idle-s S  connections the exporter holds at once\n"
 		"                       (default 512) and how long an idle one is kept (default 5 s)\n"
 		"  --control-max-bytes N  request bytes the control socket holds for all clients\n"
-		"                       together (default 536870912)\n",
+		"                       together (default 536870912)\n"
+		"  --learn-hold-ms MS   how long frames of learning tenants wait for their connection\n"
+		"                       (default 500)\n"
+		"  --learn-rate N       connections a learning tenant may resolve a second (default 1000)\n",
 		prog);
 }
 
@@ -125,6 +131,8 @@ parse_args(int argc, char **argv)
 		{ "metrics-max-clients", required_argument, NULL, 'L' },
 		{ "metrics-idle-s", required_argument, NULL, 'W' },
 		{ "control-max-bytes", required_argument, NULL, 'X' },
+		{ "learn-hold-ms", required_argument, NULL, 'H' },
+		{ "learn-rate", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -236,6 +244,21 @@ parse_args(int argc, char **argv)
 				return -1;
 			}
 			dp_ctl_sock_limits(opt == 'I' ? (uint32_t)v : 0, opt == 'X' ? v : 0);
+			break;
+		}
+		case 'H':
+		case 'G': {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || v < 1 || v > (opt == 'H' ? 60000ul : 1000000ul)) {
+				fprintf(stderr, opt == 'H' ? "--learn-hold-ms: 1 to 60000 milliseconds\n" :
+					"--learn-rate: 1 to 1000000 resolutions a second\n");
+				return -1;
+			}
+			if (opt == 'H')
+				opts.learn_hold_ms = (uint32_t)v;
+			else
+				opts.learn_rate = (uint32_t)v;
 			break;
 		}
 		case 'h':
@@ -539,7 +562,7 @@ main(int argc, char **argv)
 
 	/* Enough mbufs for every ring, every lcore cache and every tx buffer. */
 	unsigned n_mbufs = dp.n_ports * (RX_DESC + TX_DESC * dp.n_lcores + DP_BURST * dp.n_lcores) +
-			   dp.n_lcores * (512 + 2 * opts.rate.queue_mbufs) + 1024;
+			   dp.n_lcores * (512 + 2 * opts.rate.queue_mbufs + DP_HOLD_FRAMES) + 1024;
 
 	n_mbufs = RTE_MAX(n_mbufs, 4096u);
 	uint32_t xdp_max = dp_xdp_mbuf_size_max(0);
@@ -567,6 +590,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "/roce/estats could not be registered\n");
 	if (opts.metrics && dp_metrics_start(opts.metrics, opts.metrics_conns, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
+		goto fail_ports;
+	}
+	dp_learn_configure(opts.learn_hold_ms, opts.learn_rate);
+	if (dp_learn_init() < 0) {
+		fprintf(stderr, "the learner's ring: %s\n", rte_strerror(rte_errno));
 		goto fail_ports;
 	}
 	/* What each port accepts of rte_flow; rules come later, from the control thread. */

@@ -183,6 +183,8 @@ ovl_header_fill(struct ovl *o, const struct cfg *c, char *err, size_t err_len)
 		t->rate = c->tenants[i].rate;
 		t->mr_enforce = c->tenants[i].mr_check == CFG_MR_CHECK_ENFORCE;
 		t->privileged_qkey = c->tenants[i].privileged_qkey;
+		t->qp_learning = c->tenants[i].qp_learning;
+		t->qp_idle_s = c->tenants[i].qp_idle_s;
 	}
 	for (uint32_t i = 0; i < c->n_ports; i++) {
 		const struct cfg_port *cp = &c->ports[i];
@@ -208,6 +210,51 @@ ovl_header_fill(struct ovl *o, const struct cfg *c, char *err, size_t err_len)
 	return 0;
 fail:
 	return -1;
+}
+
+/*
+ * The endpoint that sends to the half @cq: its peer's vip, when that
+ * endpoint or the half's own is on this host (it has a connection here);
+ * else OVL_NONE.  The endpoints are indexed already.
+ */
+static uint32_t
+half_source(const struct ovl *o, const struct cfg_qp *cq)
+{
+	uint32_t se = ovl_lookup_endpoint(o, (uint32_t)cq->tenant, cq->peer_vip.b,
+					  cq->peer_vip.ver == 6 ? 16 : 4);
+
+	if (se == OVL_NONE || (!o->endpoints[se].local && !o->endpoints[cq->endpoint].local))
+		return OVL_NONE;
+	return se;
+}
+
+/* The connections of the halves (struct ovl_conn), after the configured ones. */
+static int
+halves_build(struct ovl *o, const struct cfg *c, char *where, size_t where_len, char *err, size_t err_len)
+{
+	for (uint32_t i = 0; i < c->n_qps; i++) {
+		const struct cfg_qp *cq = &c->qps[i];
+		struct ovl_conn *cn = &o->conns[o->n_conns];
+		uint32_t se = cfg_qp_half(cq) ? half_source(o, cq) : OVL_NONE;
+		struct ovl_key k;
+
+		if (se == OVL_NONE)
+			continue;
+		snprintf(where, where_len, "qps[%u]", i);
+		if (ovl_half_fill(o, i, se, cq->rate.set ? cq->rate.bps : 0, cn, where, err, err_len) < 0)
+			return -1;
+		o->qps[i].conn = o->n_conns++;
+		if (cn->rate_bps)
+			o->tenants[cn->tenant].n_capped++;
+		ovl_half_key(o, cn, &k);
+		if (table_insert(cn->half == OVL_HALF_OUT ? &o->by_tenant : &o->by_fabric, &k,
+				 OVL_V_CONN | o->qps[i].conn) != OVL_NONE) {
+			snprintf(err, err_len, "%s: %s", where, cn->half == OVL_HALF_OUT ?
+				 "its vip and vqpn are a configured connection's peer" : "pqpn: duplicate on this host");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 struct ovl *
@@ -283,11 +330,12 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 	if (ovl_xrc_build(o, err, err_len) < 0)
 		goto fail;
 
-	/* Connections: each local QP with a peer. */
+	/* Connections: each local QP with a peer, and each half with a local end. */
 	uint32_t n_conns = 0;
 
 	for (uint32_t i = 0; i < c->n_qps; i++)
-		n_conns += o->qps[i].local && o->qps[i].peer != OVL_NONE;
+		n_conns += (o->qps[i].local && o->qps[i].peer != OVL_NONE) ||
+			   (cfg_qp_half(&c->qps[i]) && half_source(o, &c->qps[i]) != OVL_NONE);
 	st->conns.cap = ovl_room(n_conns);
 	if (!(o->conns = calloc(st->conns.cap, sizeof(*o->conns))))
 		FAIL("out of memory");
@@ -310,6 +358,8 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		if (table_insert(&o->by_fabric, &kf, OVL_V_CONN | l->conn) != OVL_NONE)
 			FAIL("qps[%u].pqpn: duplicate on this host", i);
 	}
+	if (halves_build(o, c, where, sizeof(where), err, err_len) < 0)
+		goto fail;
 
 	/* UD QPs resolve to QP records, on both sides. */
 	for (uint32_t i = 0; i < c->n_qps; i++) {
@@ -395,4 +445,12 @@ ovl_mr_translate(const struct ovl *o, uint32_t tenant, const uint8_t *owner_vip,
 	*new_rkey = m->target_rkey;
 	*new_va = m->target_addr + (va - m->addr);
 	return OVL_MR_OK;
+}
+
+uint32_t
+ovl_lookup_qp(const struct ovl *o, uint32_t tenant, const struct ovl_ip *vip, uint32_t vqpn)
+{
+	struct ovl_key k = ovl_qp_key(tenant, vip, vqpn);
+
+	return ovl_table_lookup(&o->store->by_qp, &k);
 }

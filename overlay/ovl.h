@@ -143,6 +143,8 @@ struct ovl_tenant {
 	bool privileged_qkey;     /* may send controlled Q_Keys (bit 31 set) */
 	bool has_vlan;            /* its own VLAN policy on the fabric ... */
 	struct ovl_vlan vlan;     /* ... this one; else the uplink's */
+	bool qp_learning;         /* its connections are learned (cfg_qp_half()) */
+	uint32_t qp_idle_s;
 };
 
 struct ovl_endpoint {
@@ -190,11 +192,28 @@ struct ovl_conn {
 	struct ovl_rewrite egress;  /* L's frames toward R */
 	uint8_t r_host[16];
 	struct ovl_rewrite ingress; /* R's frames delivered to L */
-	uint32_t l, r;            /* qp indices: L local, R its peer */
+	uint32_t l, r;            /* qp indices: L local, R its peer (both the half's QP in a half) */
+	/*
+	 * A connection of a half QP record H (cfg_qp_half()) is one direction:
+	 * OVL_HALF_OUT on the source's host, the source endpoint's frames to H
+	 * (found by H's tenant key; a hairpin when H is local too); OVL_HALF_IN
+	 * on H's host when the source is remote, the fabric's frames to H's
+	 * pqpn (found by H's fabric key) delivered as the source's.  l and r are
+	 * both H; src_ep is the source endpoint.  The pair, and with it
+	 * everything that needs the sender's QPN, is unknown.
+	 */
+	uint8_t half;             /* OVL_HALF_NONE, _OUT or _IN */
+	uint32_t src_ep;          /* a half's source endpoint, else OVL_NONE */
 	uint64_t rate_bps;        /* configured cap of L, 0 if none */
 	uint32_t acl_rule[2][4];  /* the rule of each verdict, by direction and class bit */
 	bool retired;             /* given up by an incremental change (read by the control plane only) */
 };
+
+enum { OVL_HALF_NONE = 0, OVL_HALF_OUT = 1, OVL_HALF_IN = 2 };
+
+/* The endpoints of @cn's L and R: a half's source endpoint on its side, its QP's on the other. */
+static inline void
+ovl_conn_ends(const struct ovl *o, const struct ovl_conn *cn, uint32_t *le, uint32_t *re);
 
 /* Every walk over a record array skips the slots an incremental change gave up. */
 #define ovl_live(rec) (!(rec)->retired)
@@ -264,6 +283,13 @@ struct ovl {
 	uint32_t live_conns, live_qps, live_mrs, live_endpoints;
 	struct ovl_store *store;    /* the arrays' and tables' room and free slots (ovl_inc.c) */
 };
+
+static inline void
+ovl_conn_ends(const struct ovl *o, const struct ovl_conn *cn, uint32_t *le, uint32_t *re)
+{
+	*le = cn->half == OVL_HALF_OUT ? cn->src_ep : o->qps[cn->l].endpoint;
+	*re = cn->half == OVL_HALF_IN ? cn->src_ep : o->qps[cn->r].endpoint;
+}
 
 /*
  * Build this host's overlay from @c.  This host is the set of uplink IPs in
@@ -376,6 +402,9 @@ ovl_table_lookup(const struct ovl_table *t, const struct ovl_key *k)
 {
 	return ovl_table_probe(t, k, ovl_key_hash(k) | 1u);
 }
+
+/* The QP record (tenant, vip, vqpn), any type, local or not, or OVL_NONE (control plane). */
+uint32_t ovl_lookup_qp(const struct ovl *o, uint32_t tenant, const struct ovl_ip *vip, uint32_t vqpn);
 
 /* Space values for the non-tenant key kinds. */
 #define OVL_SPACE_FABRIC 0x7ffffff0u

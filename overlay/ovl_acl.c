@@ -70,9 +70,13 @@ ovl_acl_tenants(struct ovl *o)
 void
 ovl_acl_conn(const struct ovl *o, struct ovl_conn *cn)
 {
-	const struct ovl_endpoint *le = &o->endpoints[o->qps[cn->l].endpoint];
-	const struct ovl_endpoint *re = &o->endpoints[o->qps[cn->r].endpoint];
+	const struct ovl_endpoint *le, *re;
 	const struct cfg_acl *a = o->tenants[cn->tenant].acl;
+	uint32_t lei, rei;
+
+	ovl_conn_ends(o, cn, &lei, &rei);
+	le = &o->endpoints[lei];
+	re = &o->endpoints[rei];
 	unsigned possible = ovl_type_ops(cn->l_type);
 
 	for (unsigned d = 0; d < 2; d++) {

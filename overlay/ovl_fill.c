@@ -177,6 +177,76 @@ fail:
 	return -1;
 }
 
+/*
+ * What every connection starts from: the checks between L's endpoint @le
+ * and R's @re, and the fields they give.
+ */
+static int
+conn_begin(const struct ovl_endpoint *le, const struct ovl_endpoint *re, uint32_t tenant, uint8_t type,
+	   struct ovl_conn *cn, const char *where, char *err, size_t err_len)
+{
+	if (le->vip.ver != re->vip.ver)
+		FAIL("%s.peer: the peer's vip is of another IP version", where);
+	/* The fabric frame has one IP version from host to host. */
+	if (!re->local && le->host.ver != re->host.ver)
+		FAIL("%s.peer: the peer's host is IPv%u and this endpoint's host IPv%u: no frame goes "
+		     "between them", where, re->host.ver, le->host.ver);
+	if (!re->reachable)
+		FAIL("%s.peer: no neighbor entry for the peer's host and no uplink gateway_mac", where);
+	memset(cn, 0, sizeof(*cn));
+	cn->tenant = tenant;
+	cn->l_port = le->port;
+	cn->hairpin = re->local;
+	cn->l_type = type;
+	cn->state = OVL_NONE;
+	cn->src_ep = OVL_NONE;
+	memcpy(cn->l_vip, le->vip.b, ovl_ip_len(&le->vip));
+	memcpy(cn->l_mac, le->mac, 6);
+	memcpy(cn->r_host, re->host.b, ovl_ip_len(&re->host));
+	return 0;
+fail:
+	return -1;
+}
+
+int
+ovl_half_fill(const struct ovl *o, uint32_t hi, uint32_t src_ep, uint64_t rate_bps, struct ovl_conn *cn,
+	      const char *where, char *err, size_t err_len)
+{
+	const struct ovl_qp *h = &o->qps[hi];
+	const struct ovl_endpoint *se = &o->endpoints[src_ep], *de = &o->endpoints[h->endpoint];
+	bool out = se->local;
+
+	if (conn_begin(out ? se : de, out ? de : se, h->tenant, h->type, cn, where, err, err_len) < 0)
+		return -1;
+	cn->l = cn->r = hi;
+	cn->src_ep = src_ep;
+	if (!out) {
+		/* The fabric's view (the source's host to this one, the pqpn) to the QP's, from the source's vip. */
+		cn->half = OVL_HALF_IN;
+		rewrite_init(&cn->ingress, &se->host, &de->host, h->pqpn, &se->vip, &de->vip, h->vqpn);
+		if (cn->ingress.xlate_from == 4)
+			xlate_flow_init(&cn->ingress, h->pqpn, 0);
+		memcpy(cn->ingress.eth, de->eth, 12);
+		cn->ingress.port = de->port;
+		ovl_acl_conn(o, cn);
+		return 0;
+	}
+	/* The source's frames to the QP: its host and pqpn, or straight to its port (a hairpin). */
+	cn->half = OVL_HALF_OUT;
+	cn->rate_bps = rate_bps;
+	if (cn->hairpin)
+		rewrite_init(&cn->egress, &se->vip, &de->vip, h->vqpn, &se->vip, &de->vip, h->vqpn);
+	else
+		rewrite_init(&cn->egress, &se->vip, &de->vip, h->vqpn, &se->host, &de->host, h->pqpn);
+	/* The sender's pqpn is unknown: "ecmp" keeps the sender's UDP source port. */
+	if (cn->egress.xlate_from == 4)
+		xlate_flow_init(&cn->egress, 0, h->pqpn);
+	memcpy(cn->egress.eth, de->eth, 12);
+	cn->egress.port = de->out_port;
+	ovl_acl_conn(o, cn);
+	return 0;
+}
+
 int
 ovl_conn_fill(const struct ovl *o, uint32_t li, uint32_t ri, uint64_t rate_bps, struct ovl_conn *cn,
 	      const char *where, char *err, size_t err_len)
@@ -184,26 +254,11 @@ ovl_conn_fill(const struct ovl *o, uint32_t li, uint32_t ri, uint64_t rate_bps, 
 	const struct ovl_qp *l = &o->qps[li], *r = &o->qps[ri];
 	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
 
-	if (le->vip.ver != re->vip.ver)
-		FAIL("%s.peer: the peer's vip is of another IP version", where);
-	/* The fabric frame has one IP version from host to host. */
-	if (!r->local && le->host.ver != re->host.ver)
-		FAIL("%s.peer: the peer's host is IPv%u and this endpoint's host IPv%u: no frame goes "
-		     "between them", where, re->host.ver, le->host.ver);
-	if (!re->reachable)
-		FAIL("%s.peer: no neighbor entry for the peer's host and no uplink gateway_mac", where);
-	memset(cn, 0, sizeof(*cn));
-	cn->tenant = l->tenant;
+	if (conn_begin(le, re, l->tenant, l->type, cn, where, err, err_len) < 0)
+		return -1;
 	cn->l = li;
 	cn->r = ri;
-	cn->l_port = le->port;
-	cn->hairpin = r->local;
-	cn->l_type = l->type;
-	cn->state = OVL_NONE;
 	cn->rate_bps = rate_bps;
-	memcpy(cn->l_vip, le->vip.b, ovl_ip_len(&le->vip));
-	memcpy(cn->l_mac, le->mac, 6);
-	memcpy(cn->r_host, re->host.b, ovl_ip_len(&re->host));
 
 	/* Ingress: the fabric view (R's host to L's host, L's pqpn) to L's view. */
 	rewrite_init(&cn->ingress, &re->host, &le->host, l->pqpn, &re->vip, &le->vip, l->vqpn);
@@ -226,8 +281,6 @@ ovl_conn_fill(const struct ovl *o, uint32_t li, uint32_t ri, uint64_t rate_bps, 
 	cn->egress.port = re->out_port;
 	ovl_acl_conn(o, cn);
 	return 0;
-fail:
-	return -1;
 }
 
 void
@@ -239,6 +292,19 @@ ovl_conn_keys(const struct ovl *o, const struct ovl_conn *cn, struct ovl_key *by
 	/* L's frames are found by their destination, R; R's by L's host and pqpn. */
 	*by_tenant = ovl_key_make(re->vip.b, ovl_ip_len(&re->vip), r->tenant, r->vqpn);
 	*by_fabric = ovl_key_make(le->host.b, ovl_ip_len(&le->host), OVL_SPACE_FABRIC, l->pqpn);
+}
+
+void
+ovl_half_key(const struct ovl *o, const struct ovl_conn *cn, struct ovl_key *k)
+{
+	const struct ovl_qp *h = &o->qps[cn->l];
+	const struct ovl_endpoint *e = &o->endpoints[h->endpoint];
+
+	/* The source's frames are found by the QP's key; the fabric's by its host and pqpn. */
+	if (cn->half == OVL_HALF_OUT)
+		*k = ovl_key_make(e->vip.b, ovl_ip_len(&e->vip), h->tenant, h->vqpn);
+	else
+		*k = ovl_key_make(e->host.b, ovl_ip_len(&e->host), OVL_SPACE_FABRIC, h->pqpn);
 }
 
 void

@@ -63,12 +63,21 @@ int ovl_endpoint_fill(const struct ovl *o, const struct cfg *c, const struct cfg
 		      struct ovl_endpoint *e, const char *where, char *err, size_t err_len);
 void ovl_qp_fill(const struct ovl *o, const struct cfg_qp *cq, uint32_t endpoint, struct ovl_qp *q);
 void ovl_mr_fill(const struct cfg_mr *cm, uint32_t endpoint, struct ovl_mr *m);
+/*
+ * The connection of the half QP @h (cfg_qp_half()) whose source is the
+ * endpoint @src_ep, on this host: OVL_HALF_OUT when the source is local,
+ * else OVL_HALF_IN (@h local); see struct ovl_conn.
+ */
+int ovl_half_fill(const struct ovl *o, uint32_t h, uint32_t src_ep, uint64_t rate_bps, struct ovl_conn *cn,
+		  const char *where, char *err, size_t err_len);
 int ovl_conn_fill(const struct ovl *o, uint32_t l, uint32_t r, uint64_t rate_bps, struct ovl_conn *cn,
 		  const char *where, char *err, size_t err_len);
 
 /* The keys of a connection (by_tenant, by_fabric), of a UD QP, and of any QP (by_qp). */
 void ovl_conn_keys(const struct ovl *o, const struct ovl_conn *cn, struct ovl_key *by_tenant,
 		   struct ovl_key *by_fabric);
+/* The one key of a half's connection: by_tenant for OVL_HALF_OUT, by_fabric for OVL_HALF_IN. */
+void ovl_half_key(const struct ovl *o, const struct ovl_conn *cn, struct ovl_key *k);
 void ovl_qp_ud_keys(const struct ovl *o, const struct ovl_qp *q, struct ovl_key *by_tenant,
 		    struct ovl_key *by_fabric);
 struct ovl_key ovl_qp_key(uint32_t tenant, const struct ovl_ip *vip, uint32_t vqpn);

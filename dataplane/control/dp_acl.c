@@ -118,7 +118,7 @@ nak_request(const struct ovl *o, const struct ovl_conn *c, bool to_l)
 	r->req_half = to_l ? 0 : 1;
 	r->ack_state = c->state;
 	r->ack_half = to_l ? 1 : 0;
-	if (to_l && c->hairpin) {
+	if (to_l && c->hairpin && !c->half) {
 		/* R's answers travel on R's own connection, on its egress half. */
 		uint32_t pc = o->qps[c->r].conn;
 
@@ -255,6 +255,7 @@ conn_has_end(const struct ovl *o, const struct ovl_conn *c, uint32_t t, const st
 
 	if (c->tenant != t)
 		return false;
+	/* A half's one known end is its QP (l and r both). */
 	return (l->vqpn == vqpn && ip_eq(&o->endpoints[l->endpoint].vip, vip)) ||
 	       (r->vqpn == vqpn && ip_eq(&o->endpoints[r->endpoint].vip, vip));
 }

@@ -343,6 +343,12 @@ retry:
 	return NULL;
 }
 
+const char *
+dp_cluster_prefix(void)
+{
+	return cl.configured ? cl.prefix : NULL;
+}
+
 int
 dp_cluster_configure(const char *urls, const char *prefix, const struct dp_cluster_tls *tls)
 {

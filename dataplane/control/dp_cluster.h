@@ -44,6 +44,9 @@ struct dp_cluster_tls {
  */
 int dp_cluster_configure(const char *urls, const char *prefix, const struct dp_cluster_tls *tls);
 
+/* The prefix of the records followed (keys PREFIX/qps/...), or NULL without --etcd. */
+const char *dp_cluster_prefix(void);
+
 /* Start and stop the thread (called by dp_control_start() and dp_control_stop()). */
 int dp_cluster_start(void);
 void dp_cluster_stop(void);

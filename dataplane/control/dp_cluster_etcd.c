@@ -85,7 +85,7 @@ dp_cluster_txn_put(const char *key, const char *val, int64_t mod_rev)
 	pthread_mutex_unlock(&dp_cluster_st.lock);
 	if (k && v && asprintf(&req, "{\"compare\": [{\"key\": \"%s\", \"target\": \"MOD\", \"result\": \"EQUAL\", "
 			       "\"mod_revision\": \"%lld\"}], \"success\": [{\"request_put\": {\"key\": \"%s\", "
-			       "\"value\": \"%s\"}}]}", k, (long long)mod_rev, k, v) >= 0) {
+			       "\"value\": \"%s\", \"ignore_lease\": true}}]}", k, (long long)mod_rev, k, v) >= 0) {
 		if (etcd_post(&txn, "/v3/kv/txn", req, &body, 5, NULL, NULL) == 0 && (o = json_loads(body, 0, NULL))) {
 			rc = json_is_true(json_object_get(o, "succeeded")) ? 0 : -1;
 			json_decref(o);
@@ -97,5 +97,103 @@ dp_cluster_txn_put(const char *key, const char *val, int64_t mod_rev)
 	free(v);
 	free(req);
 	free(body);
+	return rc;
+}
+
+/* POST @req to @path on the transactions' member; the answer parsed, or NULL. */
+static json_t *
+txn_post(const char *path, const char *req)
+{
+	char *body = NULL;
+	json_t *o = NULL;
+
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	txn.cur = dp_cluster_st.member;
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+	if (etcd_post(&txn, path, req, &body, 5, NULL, NULL) == 0)
+		o = json_loads(body, 0, NULL);
+	else if (!body)
+		dp_cluster_error("%s: %s", path, txn.err);
+	free(body);
+	return o;
+}
+
+/* etcd's gateway writes 64-bit numbers as strings. */
+static int64_t
+json_i64(const json_t *v)
+{
+	return json_is_string(v) ? strtoll(json_string_value(v), NULL, 10) : json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+int64_t
+dp_cluster_lease_grant(long ttl_s)
+{
+	char req[64];
+	json_t *o;
+	int64_t id = -1;
+
+	snprintf(req, sizeof(req), "{\"TTL\": %ld}", ttl_s);
+	if ((o = txn_post("/v3/lease/grant", req))) {
+		if (json_i64(json_object_get(o, "ID")) > 0)
+			id = json_i64(json_object_get(o, "ID"));
+		json_decref(o);
+	}
+	return id;
+}
+
+int
+dp_cluster_lease_keepalive(int64_t id)
+{
+	char req[64];
+	json_t *o, *r;
+	int rc = -1;
+
+	snprintf(req, sizeof(req), "{\"ID\": \"%lld\"}", (long long)id);
+	if ((o = txn_post("/v3/lease/keepalive", req))) {
+		/* One answer of the stream: {"result": {"ID", "TTL"}}; no TTL when the lease is gone. */
+		r = json_object_get(o, "result");
+		rc = json_i64(json_object_get(r ? r : o, "TTL")) > 0 ? 0 : -1;
+		json_decref(o);
+	}
+	return rc;
+}
+
+int
+dp_cluster_txn_create(const char *key, const char *val, int64_t lease)
+{
+	char *k = dp_b64_enc(key, strlen(key)), *v = dp_b64_enc(val, strlen(val)), *req = NULL;
+	json_t *o;
+	int rc = -1;
+
+	if (k && v && asprintf(&req, "{\"compare\": [{\"key\": \"%s\", \"target\": \"CREATE\", \"result\": "
+			       "\"EQUAL\", \"create_revision\": \"0\"}], \"success\": [{\"request_put\": {\"key\": "
+			       "\"%s\", \"value\": \"%s\", \"lease\": \"%lld\"}}]}", k, k, v, (long long)lease) >= 0 &&
+	    (o = txn_post("/v3/kv/txn", req))) {
+		rc = json_is_true(json_object_get(o, "succeeded")) ? 0 : 1;
+		json_decref(o);
+	}
+	free(k);
+	free(v);
+	free(req);
+	return rc;
+}
+
+int
+dp_cluster_txn_delete(const char *key, int64_t lease)
+{
+	char *k = dp_b64_enc(key, strlen(key)), *req = NULL;
+	json_t *o;
+	int rc = -1;
+
+	/* Only while the record is still on @lease: a record someone else wrote since stays. */
+	if (k && asprintf(&req, "{\"compare\": [{\"key\": \"%s\", \"target\": \"LEASE\", \"result\": \"EQUAL\", "
+			  "\"lease\": \"%lld\"}], \"success\": [{\"request_delete_range\": {\"key\": \"%s\"}}]}",
+			  k, (long long)lease, k) >= 0 &&
+	    (o = txn_post("/v3/kv/txn", req))) {
+		rc = json_is_true(json_object_get(o, "succeeded")) ? 0 : 1;
+		json_decref(o);
+	}
+	free(k);
+	free(req);
 	return rc;
 }

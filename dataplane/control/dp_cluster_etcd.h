@@ -25,6 +25,10 @@ struct dp_cluster_stats {
 	uint64_t records;             /* keys the record map holds: etcd's, and those still applied */
 	uint64_t events, resyncs;     /* watch events seen; full reads after a compaction or at start */
 	uint64_t pqpn_allocated;
+	/* The learner's records: put, found there already, failed; deleted; its lease and leases lost. */
+	uint64_t learn_puts, learn_exists, learn_failed, learn_deletes;
+	int64_t lease;
+	uint64_t lease_lost;
 	/* Watch messages with events, and the time from reading one to its changes in force
 	 * (the reconcile, pqpn transactions included), in microseconds. */
 	uint64_t apply_n, apply_us_total, apply_us_max, apply_us_last;
@@ -43,6 +47,19 @@ int dp_cluster_txn_conn_init(const char *urls, const char *cacert, const char *c
 void dp_cluster_txn_conn_free(void);
 /* Put @val at @key if its mod revision is still @mod_rev, on the member in use; 0 when it was written. */
 int dp_cluster_txn_put(const char *key, const char *val, int64_t mod_rev);
+
+/*
+ * The learner's records (dp_learn.c), on the same connection, from the
+ * transaction thread: a lease of @ttl_s seconds (its ID, or -1) and its
+ * keepalive (0, or -1 when etcd no longer has it); a put of @val at @key
+ * on @lease only where etcd has no such key (0 written, 1 the key exists, -1
+ * no answer); a delete of @key while it is still on @lease (0, 1 it is not,
+ * -1 no answer).
+ */
+int64_t dp_cluster_lease_grant(long ttl_s);
+int dp_cluster_lease_keepalive(int64_t id);
+int dp_cluster_txn_create(const char *key, const char *val, int64_t lease);
+int dp_cluster_txn_delete(const char *key, int64_t lease);
 
 /* Base64 (etcd's JSON gateway carries keys and values so). The result is malloc'ed. */
 char *dp_b64_enc(const char *s, size_t n);

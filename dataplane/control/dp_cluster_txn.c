@@ -7,10 +7,16 @@
  * the way every change does: a written pqpn through the watch; a compare that
  * failed (another writer changed the key) as the key's new mod revision, which
  * the follower looks at afresh.
+ *
+ * The learner's records (dp_learn.c) take the same thread and connection:
+ * puts where etcd has no such key, on a lease of the switch that this thread
+ * grants at the first one and keeps alive (a switch that dies leaves nothing
+ * behind once its lease expires), and deletes of them.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_common.h>
 #include <rte_lcore.h>
@@ -18,10 +24,13 @@
 #include "dp_cluster_etcd.h"
 #include "dp_cluster_txn.h"
 
+enum txn_kind { TXN_PQPN, TXN_LEARN_PUT, TXN_LEARN_DELETE };
+
 struct txn {
 	struct txn *next;
 	char *key, *val;
 	int64_t mod_rev;
+	enum txn_kind kind;
 };
 
 static struct {
@@ -30,7 +39,68 @@ static struct {
 	struct txn *head, **tail;
 	bool stop, running;
 	pthread_t tid;
+	int64_t lease;            /* the learner's lease, 0 before its first record */
+	double lease_renew;       /* when to send its next keepalive (dp_cluster_mono_s()) */
 } tq = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .tail = &tq.head };
+
+/* The learner's lease: granted, or kept alive when a third of its time has passed; 0 when etcd has none. */
+static int64_t
+lease_keep(bool need)
+{
+	double now = dp_cluster_mono_s();
+
+	if (tq.lease > 0 && now >= tq.lease_renew) {
+		if (dp_cluster_lease_keepalive(tq.lease) == 0) {
+			tq.lease_renew = now + DP_LEARN_LEASE_S / 3.0;
+		} else {
+			/* Gone (expired while etcd was away): its records went with it; a new one. */
+			tq.lease = 0;
+			pthread_mutex_lock(&dp_cluster_st.lock);
+			dp_cluster_st.lease_lost++;
+			pthread_mutex_unlock(&dp_cluster_st.lock);
+		}
+	}
+	if (need && tq.lease <= 0 && (tq.lease = dp_cluster_lease_grant(DP_LEARN_LEASE_S)) > 0) {
+		tq.lease_renew = now + DP_LEARN_LEASE_S / 3.0;
+		pthread_mutex_lock(&dp_cluster_st.lock);
+		dp_cluster_st.lease = tq.lease;
+		pthread_mutex_unlock(&dp_cluster_st.lock);
+	}
+	return tq.lease > 0 ? tq.lease : 0;
+}
+
+static void
+txn_run(const struct txn *t)
+{
+	int64_t lease;
+	int rc;
+
+	switch (t->kind) {
+	case TXN_PQPN:
+		if (dp_cluster_txn_put(t->key, t->val, t->mod_rev) != 0) {
+			/* Counted when queued: not written after all. */
+			pthread_mutex_lock(&dp_cluster_st.lock);
+			dp_cluster_st.pqpn_allocated--;
+			pthread_mutex_unlock(&dp_cluster_st.lock);
+		}
+		return;
+	case TXN_LEARN_PUT:
+		lease = lease_keep(true);
+		rc = lease ? dp_cluster_txn_create(t->key, t->val, lease) : -1;
+		pthread_mutex_lock(&dp_cluster_st.lock);
+		dp_cluster_st.learn_puts += rc == 0;
+		dp_cluster_st.learn_exists += rc == 1;
+		dp_cluster_st.learn_failed += rc < 0;
+		pthread_mutex_unlock(&dp_cluster_st.lock);
+		return;
+	case TXN_LEARN_DELETE:
+		rc = tq.lease > 0 ? dp_cluster_txn_delete(t->key, tq.lease) : 1;
+		pthread_mutex_lock(&dp_cluster_st.lock);
+		dp_cluster_st.learn_deletes += rc == 0;
+		pthread_mutex_unlock(&dp_cluster_st.lock);
+		return;
+	}
+}
 
 static void *
 txn_main(void *arg)
@@ -41,6 +111,27 @@ txn_main(void *arg)
 		struct txn *t = tq.head;
 
 		if (!t) {
+			if (tq.lease > 0) {
+				/* Wake for the keepalive. */
+				double wait = tq.lease_renew - dp_cluster_mono_s();
+				struct timespec ts;
+
+				if (wait > 0) {
+					clock_gettime(CLOCK_REALTIME, &ts);
+					ts.tv_sec += (time_t)wait;
+					ts.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+					if (ts.tv_nsec >= 1000000000L) {
+						ts.tv_sec++;
+						ts.tv_nsec -= 1000000000L;
+					}
+					pthread_cond_timedwait(&tq.cond, &tq.lock, &ts);
+					continue;
+				}
+				pthread_mutex_unlock(&tq.lock);
+				lease_keep(false);
+				pthread_mutex_lock(&tq.lock);
+				continue;
+			}
 			pthread_cond_wait(&tq.cond, &tq.lock);
 			continue;
 		}
@@ -48,12 +139,7 @@ txn_main(void *arg)
 		if (!tq.head)
 			tq.tail = &tq.head;
 		pthread_mutex_unlock(&tq.lock);
-		if (dp_cluster_txn_put(t->key, t->val, t->mod_rev) != 0) {
-			/* Counted when queued: not written after all. */
-			pthread_mutex_lock(&dp_cluster_st.lock);
-			dp_cluster_st.pqpn_allocated--;
-			pthread_mutex_unlock(&dp_cluster_st.lock);
-		}
+		txn_run(t);
 		free(t->key);
 		free(t->val);
 		free(t);
@@ -63,17 +149,18 @@ txn_main(void *arg)
 	return NULL;
 }
 
-int
-dp_cluster_txn_queue(const char *key, const char *val, int64_t mod_rev)
+static int
+txn_queue(enum txn_kind kind, const char *key, const char *val, int64_t mod_rev)
 {
 	struct txn *t = calloc(1, sizeof(*t));
 
-	if (!t || !(t->key = strdup(key)) || !(t->val = strdup(val))) {
+	if (!t || !(t->key = strdup(key)) || (val && !(t->val = strdup(val)))) {
 		if (t)
 			free(t->key);
 		free(t);
 		return -1;
 	}
+	t->kind = kind;
 	t->mod_rev = mod_rev;
 	pthread_mutex_lock(&tq.lock);
 	*tq.tail = t;
@@ -81,6 +168,24 @@ dp_cluster_txn_queue(const char *key, const char *val, int64_t mod_rev)
 	pthread_cond_signal(&tq.cond);
 	pthread_mutex_unlock(&tq.lock);
 	return 0;
+}
+
+int
+dp_cluster_txn_queue(const char *key, const char *val, int64_t mod_rev)
+{
+	return txn_queue(TXN_PQPN, key, val, mod_rev);
+}
+
+int
+dp_cluster_learn_put(const char *key, const char *val)
+{
+	return tq.running ? txn_queue(TXN_LEARN_PUT, key, val, 0) : -1;
+}
+
+int
+dp_cluster_learn_delete(const char *key)
+{
+	return tq.running ? txn_queue(TXN_LEARN_DELETE, key, NULL, 0) : -1;
 }
 
 int
@@ -110,7 +215,7 @@ dp_cluster_txn_stop(void)
 	while ((t = tq.head)) {
 		tq.head = t->next;
 		pthread_mutex_lock(&dp_cluster_st.lock);
-		dp_cluster_st.pqpn_allocated--;
+		dp_cluster_st.pqpn_allocated -= t->kind == TXN_PQPN;
 		pthread_mutex_unlock(&dp_cluster_st.lock);
 		free(t->key);
 		free(t->val);

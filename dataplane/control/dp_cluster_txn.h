@@ -7,6 +7,15 @@
 
 /* Put @val at @key if its mod revision is still @mod_rev, later, from the thread; -1 when out of memory. */
 int dp_cluster_txn_queue(const char *key, const char *val, int64_t mod_rev);
+/*
+ * The learner's records (dp_learn.c), later, from the thread: @val put at
+ * @key on the switch's lease where etcd has no such key; @key deleted while
+ * it is on that lease.  -1 when the thread does not run or out of memory.
+ */
+int dp_cluster_learn_put(const char *key, const char *val);
+int dp_cluster_learn_delete(const char *key);
+/* The learner's lease (seconds): a switch that dies leaves its records this long. */
+#define DP_LEARN_LEASE_S 10
 int dp_cluster_txn_start(void);
 void dp_cluster_txn_stop(void);
 

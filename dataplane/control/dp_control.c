@@ -2,8 +2,8 @@
 /*
  * The top of the control plane (docs/control.md, "Who calls whom"): starts and
  * stops the sources of changes, which are the SIGHUP thread here, the control
- * socket (dp_ctl_sock.c) and the etcd follower (dp_cluster.c); telemetry's
- * /roce/reload is the fourth.  Each hands its changes to the one apply path
+ * socket (dp_ctl_sock.c), the etcd follower (dp_cluster.c) and the learner
+ * (dp_learner.c); telemetry's /roce/reload is the fifth.  Each hands its changes to the one apply path
  * below it, dp_delta_apply_root() for a batch and dp_config_apply() for a
  * file, and nothing below calls back up: a file reload tells the sources that
  * asked for it through dp_reload_listen().
@@ -20,6 +20,7 @@
 #include "dp.h"
 #include "dp_cluster.h"
 #include "dp_ctl_sock.h"
+#include "dp_learner.h"
 #include "dp_offload.h"
 
 /* The control thread: SIGHUP only sets a flag; the reload runs here. */
@@ -83,12 +84,17 @@ dp_control_start(void)
 		fprintf(stderr, "etcd: the follower did not start\n");
 		return -1;
 	}
+	if (rc == 0 && dp_learn_start() < 0) {
+		fprintf(stderr, "the learner did not start\n");
+		return -1;
+	}
 	return rc;
 }
 
 void
 dp_control_stop(void)
 {
+	dp_learn_stop();
 	dp_cluster_stop();
 	dp_ctl_sock_stop();
 	if (!control_running)

@@ -160,9 +160,9 @@ dp_estats_tenant_read(const struct ovl *o, uint32_t t, struct estats_conn_stats 
 /* Telemetry. */
 
 static void
-vip_text(const struct ovl *o, uint32_t qp, char *buf, size_t len)
+vip_text(const struct ovl *o, uint32_t ep, char *buf, size_t len)
 {
-	const struct ovl_endpoint *e = &o->endpoints[o->qps[qp].endpoint];
+	const struct ovl_endpoint *e = &o->endpoints[ep];
 	struct cfg_ip ip = { .ver = e->vip.ver };
 
 	memcpy(ip.b, e->vip.b, sizeof(ip.b) < sizeof(e->vip.b) ? sizeof(ip.b) : sizeof(e->vip.b));
@@ -268,6 +268,7 @@ estats_locked(const struct ovl *o, const char *params, struct rte_tel_data *d)
 		const struct ovl_conn *c = &o->conns[i];
 		const struct estats_conn *ec = dp_estats_state(c->state);
 		struct rte_tel_data *cd;
+		uint32_t le, re;
 		char key[16];
 
 		if (!ovl_live(c) || (*f[0] && strcmp(f[0], o->tenants[c->tenant].name)))
@@ -284,12 +285,16 @@ estats_locked(const struct ovl *o, const char *params, struct rte_tel_data *d)
 			break;
 		rte_tel_data_start_dict(cd);
 		rte_tel_data_add_dict_string(cd, "tenant", o->tenants[c->tenant].name);
-		vip_text(o, c->l, ip, sizeof(ip));
+		ovl_conn_ends(o, c, &le, &re);
+		vip_text(o, le, ip, sizeof(ip));
 		rte_tel_data_add_dict_string(cd, "local_vip", ip);
-		rte_tel_data_add_dict_u64(cd, "local_vqpn", o->qps[c->l].vqpn);
-		vip_text(o, c->r, ip, sizeof(ip));
+		/* A half knows one QPN (/roce/connections). */
+		if (c->half != OVL_HALF_OUT)
+			rte_tel_data_add_dict_u64(cd, "local_vqpn", o->qps[c->l].vqpn);
+		vip_text(o, re, ip, sizeof(ip));
 		rte_tel_data_add_dict_string(cd, "remote_vip", ip);
-		rte_tel_data_add_dict_u64(cd, "remote_vqpn", o->qps[c->r].vqpn);
+		if (c->half != OVL_HALF_IN)
+			rte_tel_data_add_dict_u64(cd, "remote_vqpn", o->qps[c->r].vqpn);
 		estats_conn_read(ec, s);
 		stats_add(cd, s);
 		snprintf(key, sizeof(key), "%u", i);
@@ -358,9 +363,11 @@ hist_locked(const struct ovl *o, const char *params, struct rte_tel_data *d)
 			return -EINVAL;
 		cfg_ip_format(&want, f[1], sizeof(f[1]));
 		for (uint32_t i = 0; i < o->n_conns && found == OVL_NONE; i++) {
-			if (!ovl_live(&o->conns[i]) || o->conns[i].tenant != t || o->qps[o->conns[i].l].vqpn != vqpn)
+			/* A connection by its local QP: an outgoing half has none. */
+			if (!ovl_live(&o->conns[i]) || o->conns[i].tenant != t || o->conns[i].half == OVL_HALF_OUT ||
+			    o->qps[o->conns[i].l].vqpn != vqpn)
 				continue;
-			vip_text(o, o->conns[i].l, ip, sizeof(ip));
+			vip_text(o, o->qps[o->conns[i].l].endpoint, ip, sizeof(ip));
 			if (!strcmp(ip, f[1]) && dp_estats_state(o->conns[i].state))
 				found = i;
 		}

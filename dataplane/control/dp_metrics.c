@@ -194,6 +194,46 @@ switch_put(struct out *o, const struct dp_stats *s)
 	}
 }
 
+/* The learner's (dp_learn.h); its unresolved frames are roce_dropped_packets_total{reason="unresolved"}. */
+static void
+learn_put(struct out *o, const struct dp_stats *s)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} m[] = {
+		{ "roce_learn_requests_total", "first frames of unknown destinations the learner took",
+		  offsetof(struct dp_learn_stats, requests) },
+		{ "roce_learn_learned_total", "half QP records the learner wrote", offsetof(struct dp_learn_stats, learned) },
+		{ "roce_learn_expired_total", "learned records taken away after qp_idle_s without a frame",
+		  offsetof(struct dp_learn_stats, expired) },
+		{ "roce_learn_stale_total", "learned records taken away because they never came in force",
+		  offsetof(struct dp_learn_stats, stale) },
+	};
+	static const char *const why[4] = { "quota", "rate", "no_etcd", "other" };
+	const struct dp_learn_stats *l = &dp_learn_st;
+	const uint64_t refused[4] = { l->refused_quota, l->refused_rate, l->refused_no_etcd, l->refused_other };
+	uint64_t held = 0;
+
+	for (size_t k = 0; k < RTE_DIM(m); k++) {
+		family(o, m[k].name, "counter", m[k].help);
+		put(o, "%s %" PRIu64 "\n", m[k].name, *(const uint64_t *)((const char *)l + m[k].off));
+	}
+	family(o, "roce_learn_refused_total", "counter", "resolutions refused, by reason");
+	for (int k = 0; k < 4; k++)
+		put(o, "roce_learn_refused_total{reason=\"%s\"} %" PRIu64 "\n", why[k], refused[k]);
+	family(o, "roce_learn_connections", "gauge", "learned records the learner holds now");
+	put(o, "roce_learn_connections %" PRIu64 "\n", l->learned_now);
+	for (uint16_t i = 0; i < dp.n_lcores; i++)
+		held += dp.lcores[i].hold.n_frames;
+	family(o, "roce_learn_frames_held", "gauge", "frames waiting for their destination to resolve");
+	put(o, "roce_learn_frames_held %" PRIu64 "\n", held);
+	family(o, "roce_learn_frames_held_total", "counter", "frames held while their destination resolved");
+	put(o, "roce_learn_frames_held_total %" PRIu64 "\n", s->held);
+	family(o, "roce_learn_frames_released_total", "counter", "held frames forwarded once it had");
+	put(o, "roce_learn_frames_released_total %" PRIu64 "\n", s->hold_released);
+}
+
 static void
 tenants_put(struct out *o, const struct ovl *ov, const struct dp_tenant_stats *ts)
 {
@@ -307,7 +347,8 @@ estats_conns_put(struct out *o, const struct ovl *ov, struct estats_conn_stats *
 			const struct estats_conn *ec = dp_estats_state(c->state);
 			struct cfg_ip cip = { .ver = e->vip.ver };
 
-			if (!ec || !ovl_live(c))
+			/* Series are named by the local QP: an outgoing half knows none. */
+			if (!ec || !ovl_live(c) || c->half == OVL_HALF_OUT)
 				continue;
 			memcpy(cip.b, e->vip.b, sizeof(cip.b));
 			cfg_ip_format(&cip, ip, sizeof(ip));
@@ -360,6 +401,7 @@ dp_metrics_render(bool per_conn, char **out, size_t *len)
 		pthread_mutex_lock(&dp.ctl_lock);
 	ov = __atomic_load_n(&dp.ovl, __ATOMIC_ACQUIRE);
 	switch_put(&o, &s);
+	learn_put(&o, &s);
 	family(&o, "roce_estats_enabled", "gauge", "1 while RDMA Estats are recorded (--estats, not paused)");
 	put(&o, "roce_estats_enabled %d\n", __atomic_load_n(&dp_estats.enabled, __ATOMIC_RELAXED) ? 1 : 0);
 	family(&o, "roce_estats_memory_bytes", "gauge", "memory held by per-connection Estats state");

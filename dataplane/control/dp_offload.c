@@ -378,7 +378,8 @@ poll_locked(uint64_t now)
 		struct ofl_conn *oc = &ofl.conns[c->state];
 		const struct dp_conn_state *st = dp_conn_state(c->state);
 
-		if (!ovl_live(c))
+		/* A learned half stays in software: a rule needs both QPNs of the pair. */
+		if (!ovl_live(c) || c->half)
 			continue;
 
 		if (!oc->seen) {
@@ -530,7 +531,7 @@ dp_offload_index_publish(const struct ovl *o)
 		for (uint32_t s = 0; s < n; s++)
 			x->e[s].conn = OVL_NONE;
 		for (uint32_t i = 0; i < o->n_conns; i++)
-			if (ovl_live(&o->conns[i]) && o->conns[i].state < n)
+			if (ovl_live(&o->conns[i]) && !o->conns[i].half && o->conns[i].state < n)
 				entry_fill(o, i, &x->e[o->conns[i].state]);
 	} else {
 		fprintf(stderr, "offload: no memory for the mark index; MARKed frames take the lookups\n");

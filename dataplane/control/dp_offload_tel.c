@@ -154,7 +154,8 @@ offload_locked(const char *params, struct rte_tel_data *d)
 		struct rte_tel_data *cd;
 		char ip[CFG_IP_STRLEN];
 
-		if (!ovl_live(c))
+		/* Learned halves are never offloaded (dp_offload.c). */
+		if (!ovl_live(c) || c->half)
 			continue;
 		shown++;
 		if (!(cd = rte_tel_data_alloc()))

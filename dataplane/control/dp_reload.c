@@ -118,6 +118,44 @@ old_tenant_index(const struct ovl *old, const char *name)
 }
 
 /*
+ * The connection of @old that @c of @o is (old tenant @ot), or OVL_NONE:
+ * found by its key, with the same L (local vip and vqpn); a half only as the
+ * same half (its QP's key and its source's vip).
+ */
+static uint32_t
+old_conn_of(const struct ovl *o, const struct ovl_conn *c, const struct ovl *old, uint32_t ot)
+{
+	const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
+	const struct ovl_endpoint *re = &o->endpoints[r->endpoint];
+	const struct ovl_conn *oc;
+	uint32_t v;
+
+	if (ot == OVL_NONE)
+		return OVL_NONE;
+	if (c->half == OVL_HALF_IN)
+		v = ovl_lookup_fabric(old, o->endpoints[l->endpoint].host.b,
+				      o->endpoints[l->endpoint].host.ver == 6 ? 16 : 4, l->pqpn);
+	else
+		v = ovl_lookup_tenant(old, ot, re->vip.b, re->vip.ver == 6 ? 16 : 4, r->vqpn);
+	if (v == OVL_NONE || (v & OVL_V_QP))
+		return OVL_NONE;
+	oc = &old->conns[OVL_V_IDX(v)];
+	if (oc->half != c->half || memcmp(oc->l_vip, c->l_vip, sizeof(c->l_vip)))
+		return OVL_NONE;
+	if (c->half == OVL_HALF_OUT)
+		return v;       /* the QP's key, from the same source vip (l_vip) */
+	if (c->half == OVL_HALF_IN) {
+		/* The same pqpn, for the same QP, from the same source. */
+		const struct ovl_ip *a = &old->endpoints[oc->src_ep].vip, *b = &o->endpoints[c->src_ep].vip;
+
+		if (a->ver != b->ver || memcmp(a->b, b->b, sizeof(a->b)) ||
+		    memcmp(oc->r_host, c->r_host, sizeof(c->r_host)))
+			return OVL_NONE;
+	}
+	return old->qps[oc->l].vqpn == l->vqpn ? v : OVL_NONE;
+}
+
+/*
  * Give every tenant and connection of @o its stable id: the one it had in
  * @old when it is the same (tenants by name; connections by tenant, local
  * vIP and vQPN, and remote vIP and vQPN), else a fresh one.  Marks in
@@ -150,30 +188,24 @@ assign_ids(struct ovl *o, const struct ovl *old, uint8_t *kept_conn, uint8_t *ke
 	}
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		struct ovl_conn *c = &o->conns[i];
-		const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
-		const struct ovl_endpoint *re = &o->endpoints[r->endpoint];
-		uint32_t ot = tmap[c->tenant], v;
+		uint32_t v = old_conn_of(o, c, old, tmap[c->tenant]);
 
-		v = ot == OVL_NONE ? OVL_NONE :
-		    ovl_lookup_tenant(old, ot, re->vip.b, re->vip.ver == 6 ? 16 : 4, r->vqpn);
-		if (v != OVL_NONE && !(v & OVL_V_QP)) {
+		if (v != OVL_NONE) {
 			const struct ovl_conn *oc = &old->conns[OVL_V_IDX(v)];
 
-			if (old->qps[oc->l].vqpn == l->vqpn && !memcmp(oc->l_vip, c->l_vip, sizeof(c->l_vip))) {
-				c->state = oc->state;
-				kept_conn[OVL_V_IDX(v)] = 1;
-				if (memcmp(&oc->egress, &c->egress, sizeof(c->egress)) ||
-				    memcmp(&oc->ingress, &c->ingress, sizeof(c->ingress)) ||
-				    oc->rate_bps != c->rate_bps || memcmp(oc->l_mac, c->l_mac, 6) ||
-				    memcmp(oc->acl_allow, c->acl_allow, sizeof(c->acl_allow)))
-					rep->conns_changed++;
-				else
-					rep->conns_kept++;
-				/* Its shaper needs the new cap (fresh_c 2), or nothing. */
-				if (oc->rate_bps != c->rate_bps)
-					fresh_c[i] = 2;
-				continue;
-			}
+			c->state = oc->state;
+			kept_conn[OVL_V_IDX(v)] = 1;
+			if (memcmp(&oc->egress, &c->egress, sizeof(c->egress)) ||
+			    memcmp(&oc->ingress, &c->ingress, sizeof(c->ingress)) ||
+			    oc->rate_bps != c->rate_bps || memcmp(oc->l_mac, c->l_mac, 6) ||
+			    memcmp(oc->acl_allow, c->acl_allow, sizeof(c->acl_allow)))
+				rep->conns_changed++;
+			else
+				rep->conns_kept++;
+			/* Its shaper needs the new cap (fresh_c 2), or nothing. */
+			if (oc->rate_bps != c->rate_bps)
+				fresh_c[i] = 2;
+			continue;
 		}
 		c->state = dp_state_alloc();
 		if (c->state == OVL_NONE)

@@ -300,8 +300,9 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (uint32_t i = 0; i < o->n_conns; i++) {
 		const struct ovl_conn *c = &o->conns[i];
 		const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
-		const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
+		const struct ovl_endpoint *le, *re;
 		const struct dp_conn_state *st = dp_conn_state(c->state);
+		uint32_t lei, rei;
 		struct rte_tel_data *cd;
 		struct shaper_conn_stats sh;
 		char key[16], ip[64], rule[RTE_TEL_MAX_STRING_LEN], ops[32];
@@ -320,14 +321,24 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 			return -ENOMEM;
 		rte_tel_data_start_dict(cd);
 		rte_tel_data_add_dict_string(cd, "tenant", o->tenants[c->tenant].name);
+		/* A half knows one QP: the source's (OVL_HALF_OUT, local) or the remote's QPN is left out. */
+		if (c->half)
+			rte_tel_data_add_dict_string(cd, "half", c->half == OVL_HALF_OUT ? "out" : "in");
+		ovl_conn_ends(o, c, &lei, &rei);
+		le = &o->endpoints[lei];
+		re = &o->endpoints[rei];
 		ip_text(le->vip.b, le->vip.ver, ip, sizeof(ip));
 		rte_tel_data_add_dict_string(cd, "local_vip", ip);
-		rte_tel_data_add_dict_u64(cd, "local_vqpn", l->vqpn);
-		rte_tel_data_add_dict_u64(cd, "local_pqpn", l->pqpn);
+		if (c->half != OVL_HALF_OUT) {
+			rte_tel_data_add_dict_u64(cd, "local_vqpn", l->vqpn);
+			rte_tel_data_add_dict_u64(cd, "local_pqpn", l->pqpn);
+		}
 		ip_text(re->vip.b, re->vip.ver, ip, sizeof(ip));
 		rte_tel_data_add_dict_string(cd, "remote_vip", ip);
-		rte_tel_data_add_dict_u64(cd, "remote_vqpn", r->vqpn);
-		rte_tel_data_add_dict_u64(cd, "remote_pqpn", r->pqpn);
+		if (c->half != OVL_HALF_IN) {
+			rte_tel_data_add_dict_u64(cd, "remote_vqpn", r->vqpn);
+			rte_tel_data_add_dict_u64(cd, "remote_pqpn", r->pqpn);
+		}
 		ip_text(re->host.b, re->host.ver, ip, sizeof(ip));
 		rte_tel_data_add_dict_string(cd, "remote_host", ip);
 		rte_tel_data_add_dict_string(cd, "type", l->type == CFG_QP_UC ? "uc" : l->type == CFG_QP_XRC_INI ?

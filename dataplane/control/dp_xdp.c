@@ -270,6 +270,9 @@ conn_apply(const struct ovl *o, const struct ovl_conn *c, bool deny)
 	const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
 	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
 
+	/* A learned half's keys need the pair's QPNs: its frames are refused by the switch itself. */
+	if (c->half)
+		return;
 	if (!c->hairpin)
 		for (uint16_t i = 0; i < dp.n_ports; i++)
 			if (dp.ports[i].uplink)

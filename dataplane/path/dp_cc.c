@@ -152,7 +152,11 @@ dp_cc_ingress(struct dp_lcore *lc, const struct ovl *o, uint32_t ci, uint8_t *da
 	uint8_t *l3 = data + pkt->l3_off;
 	bool v6 = pkt->ip_ver == 6;
 
-	if (!tr->cc)
+	/*
+	 * A learned half does not know the sender's pqpn a CNP must name: its CE
+	 * marks and CNPs reach the tenant, whose RNICs answer them end to end.
+	 */
+	if (!tr->cc || c->half)
 		return false;
 	if (pkt->opcode == ROCE_OP_CNP) {
 		uint16_t owner = dp.ports[c->l_port].lcore_idx;

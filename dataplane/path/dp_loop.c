@@ -22,6 +22,24 @@
  * the differences.
  */
 static __rte_always_inline void
+burst_stages(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq, uint64_t *t, const bool timed)
+{
+	dp_s1_classify(lc, b);
+	if (timed)
+		t[DP_STAGE_CLASSIFY + 1] = rte_rdtsc();
+	dp_s2_lookup(lc, b);
+	if (timed)
+		t[DP_STAGE_LOOKUP + 1] = rte_rdtsc();
+	dp_s4_rewrite(lc, b);  /* and stage 3, frame by frame */
+	if (timed)
+		t[DP_STAGE_REWRITE + 1] = rte_rdtsc();
+	dp_s5_shape(lc, b, tq);
+	if (timed)
+		t[DP_STAGE_SHAPE + 1] = rte_rdtsc();
+	dp_s6_tx(lc, tq);
+}
+
+static __rte_always_inline void
 burst_run(struct dp_lcore *lc, uint16_t port, struct dp_txq *tq, uint64_t now, const bool timed)
 {
 	struct rte_mbuf *pkts[DP_BURST];
@@ -51,25 +69,37 @@ burst_run(struct dp_lcore *lc, uint16_t port, struct dp_txq *tq, uint64_t now, c
 	lc->stats.rx_bytes[port] += bytes;
 	if (timed)
 		t[DP_STAGE_RX + 1] = rte_rdtsc();
-	dp_s1_classify(lc, &b);
-	if (timed)
-		t[DP_STAGE_CLASSIFY + 1] = rte_rdtsc();
-	dp_s2_lookup(lc, &b);
-	if (timed)
-		t[DP_STAGE_LOOKUP + 1] = rte_rdtsc();
-	dp_s4_rewrite(lc, &b);  /* and stage 3, frame by frame */
-	if (timed)
-		t[DP_STAGE_REWRITE + 1] = rte_rdtsc();
-	dp_s5_shape(lc, &b, tq);
-	if (timed)
-		t[DP_STAGE_SHAPE + 1] = rte_rdtsc();
-	dp_s6_tx(lc, tq);
+	burst_stages(lc, &b, tq, t, timed);
 	if (timed) {
 		t[DP_STAGE_TX + 1] = rte_rdtsc();
 		for (int s = 0; s < DP_STAGE_MAX; s++)
 			lc->prof.cycles[s] += t[s + 1] - t[s];
 		lc->prof.pkts += nb;
 		lc->prof.bursts++;
+	}
+}
+
+/*
+ * What the hold kept for destinations found since (dp_learn.h): each one's
+ * frames as a burst of their port, before any frame polled after them.
+ */
+static void
+hold_release(struct dp_lcore *lc, struct dp_txq *tq)
+{
+	struct rte_mbuf *pkts[DP_HOLD_PER_CONN];
+	struct dp_burst b;
+	uint16_t n, port;
+
+	RTE_BUILD_BUG_ON(DP_HOLD_PER_CONN > DP_BURST);
+	dp_hold_ask_again(lc);
+	while ((n = dp_hold_ready(lc, pkts, &port)) != 0) {
+		b.n = n;
+		b.in_port = port;
+		b.uplink = false;
+		b.tenant = lc->ovl->ports[port].tenant;
+		for (uint16_t k = 0; k < n; k++)
+			b.p[k].m = pkts[k];
+		burst_stages(lc, &b, tq, NULL, false);
 	}
 }
 
@@ -109,6 +139,8 @@ dp_lcore_main(void *arg)
 		/* The shapers hold nothing while no tenant is shaped and no removed connection drains. */
 		if (lc->rate.n_shaped | lc->rate.n_draining)
 			dp_tx_rate(lc, tq, now);
+		if (unlikely(lc->hold.n_conns))
+			hold_release(lc, tq);
 		for (uint16_t i = 0; i < lc->n_rx; i++) {
 			uint16_t p = lc->rx_ports[i];
 
@@ -134,6 +166,7 @@ dp_lcore_main(void *arg)
 	for (uint64_t end = rte_rdtsc() + rte_get_tsc_hz() / 10; !dp_rate_idle(lc) && rte_rdtsc() < end;)
 		dp_tx_rate(lc, tq, rte_rdtsc());
 	dp_tx_flush_all(lc, tq);
+	dp_hold_free(lc);
 	if (dp.qsv) {
 		rte_rcu_qsbr_thread_offline(dp.qsv, lc->idx);
 		rte_rcu_qsbr_thread_unregister(dp.qsv, lc->idx);

@@ -128,6 +128,27 @@ dp_nak_refusable(enum dp_drop why)
 	       why == DP_DROP_ACL_DENIED;
 }
 
+/*
+ * Learning tenants' frames held while their destination resolves (dp_hold.c,
+ * dp_learn.h).  A held frame is consumed without being freed: its `out` is
+ * DP_PORT_HELD.
+ */
+#define DP_PORT_HELD (DP_PORT_NONE - 1)
+/* Hold @p (a tenant frame with no connection); DP_DROP_NONE, or why it is dropped instead. */
+enum dp_drop dp_hold_take(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p);
+/* Are frames of @p's destination, from its port, held? */
+bool dp_hold_has(struct dp_lcore *lc, const struct dp_burst *b, const struct dp_pkt *p);
+/*
+ * The frames of one destination that is found now, in order, into @pkts
+ * (DP_HOLD_PER_CONN at most) and their port into @port; 0 when none is.
+ * Destinations held too long are dropped as `unresolved` on the way.
+ */
+uint16_t dp_hold_ready(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *port);
+/* Put the requests that found the learner's ring full into it again. */
+void dp_hold_ask_again(struct dp_lcore *lc);
+/* At exit: what is still held is dropped (`shutdown`). */
+void dp_hold_free(struct dp_lcore *lc);
+
 /* UD frames (dp_ud.c), from stage 3: checked, renamed and counted at once. */
 enum dp_drop dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct dp_pkt *p,
 			  uint32_t qi);

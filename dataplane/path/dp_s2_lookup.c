@@ -12,12 +12,18 @@
 #include "dp_path.h"
 #include "dp_rewrite.h"
 
-/* A tenant frame that matches nothing: to no endpoint of its tenant, or to no QP of it. */
-static inline enum dp_drop
-egress_miss(const struct ovl *o, uint32_t tenant, const struct dp_pkt *p)
+/*
+ * A tenant frame that matches nothing: to no endpoint of its tenant, or to
+ * no QP of it, which a learning tenant's frame waits for (dp_learn.h).
+ */
+static enum dp_drop
+egress_miss(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p)
 {
-	return ovl_lookup_endpoint(o, tenant, ip_dst(p->data, &p->pkt), ip_addr_len(&p->pkt)) == OVL_NONE ?
-	       DP_DROP_WRONG_TENANT : DP_DROP_NO_CONNECTION;
+	const struct ovl *o = lc->ovl;
+
+	if (ovl_lookup_endpoint(o, b->tenant, ip_dst(p->data, &p->pkt), ip_addr_len(&p->pkt)) == OVL_NONE)
+		return DP_DROP_WRONG_TENANT;
+	return o->tenants[b->tenant].qp_learning ? dp_hold_take(lc, b, p) : DP_DROP_NO_CONNECTION;
 }
 
 void
@@ -37,8 +43,11 @@ dp_s2_lookup(struct dp_lcore *lc, struct dp_burst *b)
 			mark_hits++;
 		} else {
 			p->v = ovl_table_probe(t, &p->key, p->sig);
+			/* Found, but with frames held before it: behind them. */
+			if (unlikely(lc->hold.n_conns) && !b->uplink && p->v != OVL_NONE && dp_hold_has(lc, b, p))
+				p->v = OVL_NONE;
 			if (unlikely(p->v == OVL_NONE)) {
-				p->drop = b->uplink ? DP_DROP_NO_CONNECTION : egress_miss(o, b->tenant, p);
+				p->drop = b->uplink ? DP_DROP_NO_CONNECTION : egress_miss(lc, b, p);
 				continue;
 			}
 		}

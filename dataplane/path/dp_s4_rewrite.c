@@ -79,7 +79,8 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 	for (uint16_t i = 0; i < b->n; i++) {
 		struct dp_pkt *p = &b->p[i];
 
-		if (!dp_pkt_live(p))
+		/* A held frame (dp_hold.c) is done already. */
+		if (!dp_pkt_live(p) || p->done)
 			continue;
 		dp_decide_egress(lc, o, b, p);
 		if (!dp_pkt_live(p) || p->done)

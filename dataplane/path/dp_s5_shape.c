@@ -285,11 +285,13 @@ dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
 					dp_tx_enqueue(lc, tq, p->out, p->m);
 				if (likely(why == DP_DROP_NONE))
 					continue;
-			} else if (likely(p->out != DP_PORT_NONE)) {
+			} else if (likely(p->out < DP_PORT_HELD)) {
 				dp_tx_enqueue(lc, tq, p->out, p->m);
 				continue;
 			} else {
-				dead[n_dead++] = p->m;
+				/* Consumed; a held frame is the hold's now. */
+				if (p->out == DP_PORT_NONE)
+					dead[n_dead++] = p->m;
 				continue;
 			}
 		}

@@ -66,8 +66,9 @@ def sh(*args, check=True):
     return subprocess.run(list(args), check=check, capture_output=True, text=True)
 
 
-def local_config(name):
-    """Host @name's local file: its ports, its own IP, its neighbors and the tenant its port names."""
+def local_config(name, tenant=None):
+    """Host @name's local file: its ports, its own IP, its neighbors and the tenant its port names
+    (blue, with the fields of @tenant added)."""
     ip, up, port, _, _ = HOSTS[name]
     return {
         "version": 1,
@@ -76,7 +77,7 @@ def local_config(name):
              "gateway_mac": GW_MAC},
             {"name": "vm-blue", "device": "net_af_packet1", "role": "tenant", "tenant": "blue", "mac": port},
         ],
-        "tenants": [{"name": "blue", "vni": 100, "max_qps": 4096}],
+        "tenants": [dict({"name": "blue", "vni": 100, "max_qps": 4096}, **(tenant or {}))],
         "neighbors": [{"ip": HOSTS[n][0], "mac": HOSTS[n][1]} for n in sorted(HOSTS) if n != name],
     }
 
@@ -255,8 +256,9 @@ def b64(s):
 class Hosts:
     """The bridge, the veths, the VM namespaces and (start()) the three switches."""
 
-    def __init__(self, build, work, tag="h3", names=("A", "B", "C"), lcores=None):
+    def __init__(self, build, work, tag="h3", names=("A", "B", "C"), lcores=None, tenant=None):
         self.build, self.work, self.tag, self.names = build, work, tag, list(names)
+        self.tenant = tenant
         self.lcores = lcores or {"A": "0", "B": "1", "C": "0"}
         self.sw = {}
         self.prefix = {n: "%s-%s-%d" % (tag, n, os.getpid()) for n in self.names}
@@ -308,7 +310,7 @@ class Hosts:
         for n in self.names:
             cfg = os.path.join(self.work, "host-%s.json" % n)
             with open(cfg, "w") as f:
-                json.dump(local_config(n), f, indent=1)
+                json.dump(local_config(n, self.tenant), f, indent=1)
             # A start that draws a taken af_packet fanout group is tried again (roce_switch.py).
             self.sw[n] = start_switch_ready(self.build, self.prefix[n],
                                             ["net_af_packet0,iface=%s" % self.link("u", n),

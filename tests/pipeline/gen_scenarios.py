@@ -86,7 +86,7 @@ SWITCH_DROPS = ["no_connection", "wrong_tenant", "spoofed_source", "not_our_host
                 "message_denied", "acl_denied", "revoked", "nonlinear", "tx_failed",
                 "shaping_watchdog", "shaping_overflow", "shaping_nobufs", "shaping_detached",
                 "conn_removed", "shutdown", "privileged_qkey", "xdp_denied", "xrc_srq_unknown",
-                "vlan_mismatch"]
+                "vlan_mismatch", "unresolved"]
 
 
 def parse_error_names():

@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The learner (dp_learner.h): one control thread, "roce-learn".  For each
+ * request of an lcore (a frame from endpoint S of a learning tenant to
+ * (D, q), where nothing is configured) it writes the half QP record
+ * {tenant, vip D, vqpn q, type, peer {vip S}} (cfg_qp_half()):
+ *
+ *   - D on this host: with a pqpn of its own choosing, as a delta, at once;
+ *   - D elsewhere: into etcd without a pqpn, where etcd has no such key, on
+ *     the switch's lease (dp_cluster_txn.c); D's switch allocates the pqpn
+ *     and writes it back, and this switch's follower applies the record it
+ *     then reads, like any other;
+ *   - D elsewhere without --etcd: nothing can resolve it (`refused_no_etcd`).
+ *
+ * Resolutions are limited per tenant (--learn-rate a second, the same as a
+ * burst), so that a tenant scanning QPNs spends its own quota (max_qps,
+ * which learned records count against like any other) and not the host's
+ * or etcd's.  Every second it looks at the records it wrote: one whose
+ * connection carried no frame for the tenant's qp_idle_s goes (a delete, or
+ * an etcd delete while the record is still on its lease); one whose
+ * connection never came (refused by the destination's host) goes after
+ * DP_LEARN_STALE_S.
+ *
+ * The lcores hold the frames meanwhile (path/dp_hold.c) and find the
+ * connection by themselves once it is in force.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_ring.h>
+#include <rte_telemetry.h>
+
+#include "cfg_util.h"
+#include "dp.h"
+#include "dp_cluster.h"
+#include "dp_cluster_etcd.h"
+#include "dp_cluster_txn.h"
+#include "dp_delta.h"
+#include "dp_learn.h"
+#include "dp_learner.h"
+
+#define LEARN_RING_SIZE 4096
+/* A record written whose connection has not come within this time goes again. */
+#define DP_LEARN_STALE_S 5
+/* pqpns the learner gives local destinations: the top half of the 24-bit space. */
+#define LEARN_PQPN_FIRST 0x800000u
+#define LEARN_PQPN_LAST 0xffffffu
+
+/* A record the learner wrote. */
+struct learned {
+	struct learned *next;
+	uint32_t tslot;
+	struct ovl_ip dst, src;
+	uint32_t dqpn;
+	bool remote;              /* in etcd, on the lease */
+	uint64_t since;           /* TSC it was written; idle time counts from here before any frame */
+	char *key;                /* its etcd key (remote) */
+};
+
+static struct {
+	uint32_t hold_ms, rate;
+	pthread_t tid;
+	volatile bool stop;
+	bool running;
+	uint32_t next_pqpn;
+	struct learned *list;     /* the learner thread's own */
+	double tokens[DP_MAX_TENANTS];
+	uint64_t refill_tsc[DP_MAX_TENANTS];
+	char last_error[256];
+} ln = { .hold_ms = 500, .rate = 1000 };
+
+void
+dp_learn_configure(uint32_t hold_ms, uint32_t rate)
+{
+	ln.hold_ms = hold_ms;
+	ln.rate = rate ? rate : 1;
+}
+
+/* The tenant of stable slot @slot in @o, or OVL_NONE. */
+static uint32_t
+tenant_of_slot(const struct ovl *o, uint32_t slot)
+{
+	for (uint32_t t = 0; t < o->n_tenants; t++)
+		if (o->tenants[t].slot == slot)
+			return t;
+	return OVL_NONE;
+}
+
+static bool
+rate_take(uint32_t slot, uint64_t now)
+{
+	double add = (double)(now - ln.refill_tsc[slot]) * ln.rate / (double)rte_get_tsc_hz();
+
+	ln.refill_tsc[slot] = now;
+	ln.tokens[slot] = RTE_MIN(ln.tokens[slot] + add, (double)ln.rate);
+	if (ln.tokens[slot] < 1.0)
+		return false;
+	ln.tokens[slot] -= 1.0;
+	return true;
+}
+
+static void
+ip_of(struct ovl_ip *ip, const uint8_t *b, uint8_t alen)
+{
+	memset(ip, 0, sizeof(*ip));
+	ip->ver = alen == 16 ? 6 : 4;
+	memcpy(ip->b, b, alen);
+}
+
+static const char *
+ip_str(const struct ovl_ip *ip, char buf[CFG_IP_STRLEN])
+{
+	struct cfg_ip c = { 0 };
+
+	c.ver = ip->ver;
+	memcpy(c.b, ip->b, 16);
+	return cfg_ip_str(&c, buf);
+}
+
+/*
+ * The half record as JSON text (malloc'ed): @pqpn 0 for none (its owner
+ * chooses), @key_only for a delete.
+ */
+static char *
+half_json(const char *tenant, const struct ovl_ip *dst, uint32_t dqpn, uint32_t pqpn, uint8_t type,
+	  const struct ovl_ip *src, bool key_only)
+{
+	char d[CFG_IP_STRLEN], s[CFG_IP_STRLEN];
+	json_t *r = json_pack("{s:s, s:s, s:I}", "tenant", tenant, "vip", ip_str(dst, d), "vqpn", (json_int_t)dqpn);
+	char *txt;
+
+	if (!r)
+		return NULL;
+	if (!key_only) {
+		json_object_set_new(r, "type", json_string(type == CFG_QP_UC ? "uc" : "rc"));
+		json_object_set_new(r, "peer", json_pack("{s:s}", "vip", ip_str(src, s)));
+	}
+	if (pqpn)
+		json_object_set_new(r, "pqpn", json_integer(pqpn));
+	txt = json_dumps(r, JSON_COMPACT);
+	json_decref(r);
+	return txt;
+}
+
+/* Records (JSON texts, comma-separated) gathered for one batch. */
+struct batch {
+	char *txt;
+	size_t len, cap;
+	uint32_t n;
+};
+
+static int
+batch_add(struct batch *b, const char *rec)
+{
+	size_t need = b->len + strlen(rec) + 2;
+
+	if (need > b->cap) {
+		char *t = realloc(b->txt, need * 2);
+
+		if (!t)
+			return -1;
+		b->txt = t;
+		b->cap = need * 2;
+	}
+	b->len += (size_t)sprintf(b->txt + b->len, "%s%s", b->n ? "," : "", rec);
+	b->n++;
+	return 0;
+}
+
+/* One batch through the apply path: 0, or -1 with the first error in last_error (and quota told apart). */
+static int
+apply(const char *op, const struct batch *b, bool *quota)
+{
+	struct dp_delta_report rep;
+	char *buf = NULL;
+	int rc, n;
+
+	n = asprintf(&buf, "{\"%s\": {\"qps\": [%s]}}", op, b->txt ? b->txt : "");
+	if (n < 0)
+		return -1;
+	rc = dp_delta_apply(buf, (size_t)n, &rep);
+	if (rc < 0 && rep.rr.errs.n) {
+		snprintf(ln.last_error, sizeof(ln.last_error), "%s: %s", op, rep.rr.errs.msg[0]);
+		if (quota)
+			*quota = strstr(rep.rr.errs.msg[0], "max_qps") != NULL;
+	}
+	dp_delta_report_free(&rep);
+	free(buf);
+	return rc;
+}
+
+static int
+apply_one(const char *op, const char *rec, bool *quota)
+{
+	struct batch b = { 0 };
+	int rc = batch_add(&b, rec) == 0 ? apply(op, &b, quota) : -1;
+
+	free(b.txt);
+	return rc;
+}
+
+static void
+remember(const struct dp_learn_req *r, bool remote, char *key)
+{
+	struct learned *l = calloc(1, sizeof(*l));
+
+	if (!l) {
+		free(key);
+		return;
+	}
+	l->tslot = r->tslot;
+	ip_of(&l->dst, r->dst, r->alen);
+	ip_of(&l->src, r->src, r->alen);
+	l->dqpn = r->dqpn;
+	l->remote = remote;
+	l->since = rte_rdtsc();
+	l->key = key;
+	l->next = ln.list;
+	ln.list = l;
+	dp_learn_st.learned_now++;
+}
+
+/* The next pqpn the learner gives a local destination. */
+static uint32_t
+pqpn_next(void)
+{
+	uint32_t p = ln.next_pqpn;
+
+	ln.next_pqpn = p == LEARN_PQPN_LAST ? LEARN_PQPN_FIRST : p + 1;
+	return p;
+}
+
+/* A destination on this host, alone: the record with a pqpn of its own, applied now. */
+static void
+resolve_local(const struct dp_learn_req *r, const char *tenant, const struct ovl_ip *dst, const struct ovl_ip *src)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		bool quota = false;
+		char *rec = half_json(tenant, dst, r->dqpn, pqpn_next(), r->type, src, false);
+		int rc;
+
+		if (!rec)
+			break;
+		rc = apply_one("put", rec, &quota);
+		free(rec);
+		if (rc == 0) {
+			dp_learn_st.learned++;
+			remember(r, false, NULL);
+			return;
+		}
+		if (quota) {
+			dp_learn_st.refused_quota++;
+			return;
+		}
+		/* Most likely the pqpn is taken (by a record configured there): the next one. */
+	}
+	dp_learn_st.refused_other++;
+}
+
+/* A destination on another host: the record into etcd, without a pqpn. */
+static void
+resolve_remote(const struct dp_learn_req *r, const char *tenant, const struct ovl_ip *dst, const struct ovl_ip *src)
+{
+	const char *prefix = dp_cluster_prefix();
+	char d[CFG_IP_STRLEN], *key = NULL, *rec;
+
+	if (!prefix) {
+		dp_learn_st.refused_no_etcd++;
+		return;
+	}
+	if (!(rec = half_json(tenant, dst, r->dqpn, 0, r->type, src, false)) ||
+	    asprintf(&key, "%s/qps/%s/%s/%" PRIu32, prefix, tenant, ip_str(dst, d), r->dqpn) < 0 ||
+	    dp_cluster_learn_put(key, rec) < 0) {
+		free(rec);
+		free(key);
+		dp_learn_st.refused_other++;
+		return;
+	}
+	free(rec);
+	dp_learn_st.learned++;
+	remember(r, true, key);
+}
+
+/* What a request comes to, decided under ctl_lock. */
+enum verdict { V_NONE, V_KNOWN, V_RATE, V_LOCAL, V_REMOTE, V_QUOTA };
+
+struct job {
+	const struct dp_learn_req *r;
+	enum verdict v;
+	char *tenant;
+	struct ovl_ip dst, src;
+	char *rec;                /* V_LOCAL: the record, with its pqpn */
+};
+
+static bool
+same_dest(const struct dp_learn_req *a, const struct dp_learn_req *b)
+{
+	return a->tslot == b->tslot && a->dqpn == b->dqpn && a->alen == b->alen && !memcmp(a->dst, b->dst, a->alen);
+}
+
+static void
+decide(const struct ovl *o, struct job *j, const struct job *before, unsigned n_before)
+{
+	const struct dp_learn_req *r = j->r;
+	uint32_t t = o ? tenant_of_slot(o, r->tslot) : OVL_NONE, de;
+	const struct ovl_tenant *tn;
+
+	ip_of(&j->dst, r->dst, r->alen);
+	ip_of(&j->src, r->src, r->alen);
+	if (t == OVL_NONE || !o->tenants[t].qp_learning ||
+	    (de = ovl_lookup_endpoint(o, t, j->dst.b, r->alen)) == OVL_NONE)
+		return;
+	tn = &o->tenants[t];
+	for (unsigned i = 0; i < n_before; i++)
+		if (before[i].v != V_NONE && same_dest(before[i].r, r)) {
+			j->v = V_KNOWN;
+			return;
+		}
+	/* A record of that key already (resolved meanwhile, or another source's): nothing to learn. */
+	if (ovl_lookup_qp(o, t, &j->dst, r->dqpn) != OVL_NONE)
+		j->v = V_KNOWN;
+	else if (!rate_take(r->tslot, rte_rdtsc()))
+		j->v = V_RATE;
+	else if (o->endpoints[de].local)
+		j->v = V_LOCAL;
+	/* The quota as this host knows it; the owner's switch checks it again. */
+	else if (tn->n_qps >= tn->max_qps)
+		j->v = V_QUOTA;
+	else
+		j->v = V_REMOTE;
+	if (j->v != V_KNOWN && !(j->tenant = strdup(tn->name)))
+		j->v = V_NONE;
+	if (j->v == V_LOCAL && !(j->rec = half_json(j->tenant, &j->dst, r->dqpn, pqpn_next(), r->type, &j->src,
+						    false)))
+		j->v = V_NONE;
+}
+
+/*
+ * A burst of requests: the local destinations as one batch (one by one if
+ * it is refused, to tell which record was), the remote ones into etcd.
+ */
+static void
+handle(const struct dp_learn_req *reqs, unsigned n)
+{
+	struct job jobs[64] = { 0 };
+	struct batch b = { 0 };
+	bool whole = false;
+
+	dp_learn_st.requests += n;
+	pthread_mutex_lock(&dp.ctl_lock);
+	for (unsigned i = 0; i < n; i++) {
+		jobs[i].r = &reqs[i];
+		decide(dp.ovl, &jobs[i], jobs, i);
+	}
+	pthread_mutex_unlock(&dp.ctl_lock);
+	for (unsigned i = 0; i < n; i++)
+		if (jobs[i].v == V_LOCAL && batch_add(&b, jobs[i].rec) < 0)
+			b.n = UINT32_MAX;
+	if (b.n && b.n != UINT32_MAX)
+		whole = apply("put", &b, NULL) == 0;
+	free(b.txt);
+	for (unsigned i = 0; i < n; i++) {
+		struct job *j = &jobs[i];
+
+		switch (j->v) {
+		case V_NONE:
+			break;
+		case V_KNOWN:
+			dp_learn_st.known++;
+			break;
+		case V_RATE:
+			dp_learn_st.refused_rate++;
+			break;
+		case V_QUOTA:
+			dp_learn_st.refused_quota++;
+			break;
+		case V_LOCAL:
+			if (whole) {
+				dp_learn_st.learned++;
+				remember(j->r, false, NULL);
+			} else {
+				resolve_local(j->r, j->tenant, &j->dst, &j->src);
+			}
+			break;
+		case V_REMOTE:
+			resolve_remote(j->r, j->tenant, &j->dst, &j->src);
+			break;
+		}
+		free(j->tenant);
+		free(j->rec);
+	}
+}
+
+/* Entries to take away, found under ctl_lock and acted on after it. */
+struct gone {
+	struct learned *l;
+	char *tenant;             /* NULL: nothing to delete locally */
+};
+
+/*
+ * Records idle for their tenant's qp_idle_s, records whose connection never
+ * came, and entries whose record is gone (a reload, a delete) or no longer
+ * this source's; local deletes as one batch.
+ */
+static void
+expire(void)
+{
+	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
+	struct learned **pl = &ln.list, *out = NULL;
+	struct batch b = { 0 };
+
+	pthread_mutex_lock(&dp.ctl_lock);
+	while (*pl) {
+		struct learned *l = *pl;
+		const struct ovl *o = dp.ovl;
+		uint32_t t = tenant_of_slot(o, l->tslot), v = OVL_NONE;
+		uint64_t last = l->since;
+		bool gone, go;
+		char *rec;
+
+		if (t != OVL_NONE)
+			v = ovl_lookup_tenant(o, t, l->dst.b, l->dst.ver == 6 ? 16 : 4, l->dqpn);
+		gone = v == OVL_NONE || (v & OVL_V_QP) || o->conns[OVL_V_IDX(v)].half != OVL_HALF_OUT;
+		if (gone) {
+			/* Not yet in force (etcd, the owner), or taken away by another source. */
+			go = now - l->since > DP_LEARN_STALE_S * hz;
+			dp_learn_st.stale += go && l->remote;
+		} else {
+			last = RTE_MAX(last, dp_conn_state(o->conns[OVL_V_IDX(v)].state)->egress.last_seen);
+			go = now - last > o->tenants[t].qp_idle_s * hz;
+			dp_learn_st.expired += go;
+			if (go && !l->remote &&
+			    (rec = half_json(o->tenants[t].name, &l->dst, l->dqpn, 0, 0, NULL, true))) {
+				batch_add(&b, rec);
+				free(rec);
+			}
+		}
+		if (go) {
+			*pl = l->next;
+			l->next = out;
+			out = l;
+		} else {
+			pl = &l->next;
+		}
+	}
+	pthread_mutex_unlock(&dp.ctl_lock);
+	if (b.n)
+		apply("delete", &b, NULL);
+	free(b.txt);
+	while (out) {
+		struct learned *l = out;
+
+		out = l->next;
+		if (l->remote)
+			dp_cluster_learn_delete(l->key);
+		dp_learn_st.learned_now--;
+		free(l->key);
+		free(l);
+	}
+}
+
+static void *
+learn_main(void *arg)
+{
+	uint64_t next_expire = rte_rdtsc() + rte_get_tsc_hz();
+
+	RTE_SET_USED(arg);
+	while (!ln.stop) {
+		struct dp_learn_req r[64];
+		unsigned n;
+
+		n = rte_ring_sc_dequeue_burst_elem(dp_learn_ring, r, sizeof(r[0]), RTE_DIM(r), NULL);
+		if (n)
+			handle(r, n);
+		if (rte_rdtsc() >= next_expire) {
+			expire();
+			next_expire = rte_rdtsc() + rte_get_tsc_hz();
+		}
+		if (n == 0)
+			usleep(200);
+	}
+	return NULL;
+}
+
+static int
+tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint64_t resolving = 0, held_now = 0, held = 0, released = 0, unresolved = 0;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	for (uint16_t l = 0; l < dp.n_lcores; l++) {
+		const struct dp_lcore *lc = &dp.lcores[l];
+
+		resolving += lc->hold.n_conns;
+		held_now += lc->hold.n_frames;
+		held += lc->stats.held;
+		released += lc->stats.hold_released;
+		unresolved += lc->stats.drops[DP_DROP_UNRESOLVED];
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "requests", dp_learn_st.requests);
+	rte_tel_data_add_dict_u64(d, "learned", dp_learn_st.learned);
+	rte_tel_data_add_dict_u64(d, "learned_now", dp_learn_st.learned_now);
+	rte_tel_data_add_dict_u64(d, "expired", dp_learn_st.expired);
+	rte_tel_data_add_dict_u64(d, "stale", dp_learn_st.stale);
+	rte_tel_data_add_dict_u64(d, "known", dp_learn_st.known);
+	rte_tel_data_add_dict_u64(d, "resolving", resolving);
+	rte_tel_data_add_dict_u64(d, "frames_held", held_now);
+	rte_tel_data_add_dict_u64(d, "frames_held_total", held);
+	rte_tel_data_add_dict_u64(d, "frames_released", released);
+	rte_tel_data_add_dict_u64(d, "unresolved", unresolved);
+	rte_tel_data_add_dict_u64(d, "refused_quota", dp_learn_st.refused_quota);
+	rte_tel_data_add_dict_u64(d, "refused_rate", dp_learn_st.refused_rate);
+	rte_tel_data_add_dict_u64(d, "refused_no_etcd", dp_learn_st.refused_no_etcd);
+	rte_tel_data_add_dict_u64(d, "refused_other", dp_learn_st.refused_other);
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	rte_tel_data_add_dict_u64(d, "etcd_puts", dp_cluster_st.learn_puts);
+	rte_tel_data_add_dict_u64(d, "etcd_exists", dp_cluster_st.learn_exists);
+	rte_tel_data_add_dict_u64(d, "etcd_failed", dp_cluster_st.learn_failed);
+	rte_tel_data_add_dict_u64(d, "etcd_deletes", dp_cluster_st.learn_deletes);
+	rte_tel_data_add_dict_u64(d, "lease", (uint64_t)dp_cluster_st.lease);
+	rte_tel_data_add_dict_u64(d, "leases_lost", dp_cluster_st.lease_lost);
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+	rte_tel_data_add_dict_u64(d, "hold_ms", ln.hold_ms);
+	rte_tel_data_add_dict_u64(d, "rate", ln.rate);
+	rte_tel_data_add_dict_string(d, "last_error", ln.last_error);
+	return 0;
+}
+
+int
+dp_learn_init(void)
+{
+	dp_hold_tsc = (uint64_t)ln.hold_ms * rte_get_tsc_hz() / 1000;
+	ln.next_pqpn = LEARN_PQPN_FIRST;
+	for (uint32_t s = 0; s < DP_MAX_TENANTS; s++)
+		ln.tokens[s] = ln.rate;
+	dp_learn_ring = rte_ring_create_elem("roce_learn", sizeof(struct dp_learn_req), LEARN_RING_SIZE,
+					     rte_socket_id(), RING_F_SC_DEQ);
+	if (!dp_learn_ring)
+		return -1;
+	return rte_telemetry_register_cmd("/roce/learn", tel_learn,
+					  "Learned connections: requests, records learned and expired, frames held and "
+					  "unresolved, refusals by quota, rate and etcd.");
+}
+
+int
+dp_learn_start(void)
+{
+	ln.stop = false;
+	if (rte_ctrl_thread_create(&ln.tid, "roce-learn", NULL, learn_main, NULL) != 0)
+		return -1;
+	ln.running = true;
+	return 0;
+}
+
+void
+dp_learn_stop(void)
+{
+	if (!ln.running)
+		return;
+	ln.stop = true;
+	pthread_join(ln.tid, NULL);
+	ln.running = false;
+	while (ln.list) {
+		struct learned *l = ln.list;
+
+		ln.list = l->next;
+		free(l->key);
+		free(l);
+	}
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Frames of learning tenants held while their destination resolves
+ * (dp_learn.h says how the lcores and the learner meet).  Written by the
+ * owning lcore only; the entries are few (DP_HOLD_CONNS) and looked at only
+ * while something is held, so a linear scan does.
+ */
+#include <rte_cycles.h>
+#include <rte_ring.h>
+
+#include "dp_learn.h"
+#include "dp_path.h"
+#include "dp_rewrite.h"
+
+uint64_t dp_hold_tsc;
+struct rte_ring *dp_learn_ring;
+struct dp_learn_stats dp_learn_st;
+
+static struct dp_hold_conn *
+hold_find(struct dp_hold *h, uint16_t port, const uint8_t *dst, unsigned alen, uint32_t dqpn)
+{
+	for (uint32_t i = 0, seen = 0; i < DP_HOLD_CONNS && seen < h->n_conns; i++) {
+		struct dp_hold_conn *c = &h->c[i];
+
+		if (!c->alen)
+			continue;
+		seen++;
+		if (c->dqpn == dqpn && c->port == port && c->alen == alen && dp_addr_eq(c->dst, dst, alen))
+			return c;
+	}
+	return NULL;
+}
+
+bool
+dp_hold_has(struct dp_lcore *lc, const struct dp_burst *b, const struct dp_pkt *p)
+{
+	return hold_find(&lc->hold, b->in_port, ip_dst(p->data, &p->pkt), ip_addr_len(&p->pkt), p->dqpn) != NULL;
+}
+
+/* The QP type a first frame tells: RC and UC are learned; anything else is not. */
+static int
+learn_type(uint8_t opcode)
+{
+	switch (roce_opcode_transport(opcode)) {
+	case ROCE_TR_RC:
+		return CFG_QP_RC;
+	case ROCE_TR_UC:
+		return CFG_QP_UC;
+	default:
+		return -1;
+	}
+}
+
+/* The request of a new destination; false when the ring is full (asked again at the next flush). */
+static bool
+ask(const struct dp_lcore *lc, const struct dp_hold_conn *c, const struct dp_pkt *p, uint32_t tenant)
+{
+	struct dp_learn_req r = { 0 };
+
+	r.tslot = lc->ovl->tenants[tenant].slot;
+	r.dqpn = c->dqpn;
+	r.port = c->port;
+	r.alen = c->alen;
+	r.type = (uint8_t)learn_type(p->pkt.opcode);
+	memcpy(r.src, ip_src(p->data, &p->pkt), c->alen);
+	memcpy(r.dst, c->dst, c->alen);
+	return rte_ring_mp_enqueue_elem(dp_learn_ring, &r, sizeof(r)) == 0;
+}
+
+/* A new destination's entry, after the checks that make its first frame worth learning from. */
+static enum dp_drop
+hold_open(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p, struct dp_hold_conn **out)
+{
+	const struct ovl *o = lc->ovl;
+	struct dp_hold *h = &lc->hold;
+	unsigned alen = ip_addr_len(&p->pkt);
+	uint32_t ep = ovl_lookup_endpoint(o, b->tenant, ip_src(p->data, &p->pkt), alen);
+	struct dp_hold_conn *c = NULL;
+
+	/* Only an endpoint of this port may make the switch learn, and only from RC and UC. */
+	if (ep == OVL_NONE || !o->endpoints[ep].local || o->endpoints[ep].port != b->in_port ||
+	    !dp_mac_eq(p->data + 6, o->endpoints[ep].mac))
+		return DP_DROP_SPOOFED_SOURCE;
+	if (learn_type(p->pkt.opcode) < 0)
+		return DP_DROP_NO_CONNECTION;
+	if (h->n_conns == DP_HOLD_CONNS || !dp_learn_ring)
+		return DP_DROP_UNRESOLVED;
+	for (uint32_t i = 0; i < DP_HOLD_CONNS && !c; i++)
+		if (!h->c[i].alen)
+			c = &h->c[i];
+	memcpy(c->dst, ip_dst(p->data, &p->pkt), alen);
+	c->alen = (uint8_t)alen;
+	c->dqpn = p->dqpn;
+	c->port = b->in_port;
+	c->n = 0;
+	c->since = lc->now;
+	c->asked = ask(lc, c, p, b->tenant);
+	h->n_conns++;
+	*out = c;
+	return DP_DROP_NONE;
+}
+
+enum dp_drop
+dp_hold_take(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p)
+{
+	struct dp_hold *h = &lc->hold;
+	struct dp_hold_conn *c = hold_find(h, b->in_port, ip_dst(p->data, &p->pkt), ip_addr_len(&p->pkt), p->dqpn);
+	enum dp_drop why;
+
+	if (h->n_frames >= DP_HOLD_FRAMES || (c && c->n == DP_HOLD_PER_CONN))
+		return DP_DROP_UNRESOLVED;
+	if (!c && (why = hold_open(lc, b, p, &c)) != DP_DROP_NONE)
+		return why;
+	c->m[c->n++] = p->m;
+	h->n_frames++;
+	lc->stats.held++;
+	p->out = DP_PORT_HELD;
+	p->done = 1;
+	return DP_DROP_NONE;
+}
+
+static void
+hold_close(struct dp_hold *h, struct dp_hold_conn *c)
+{
+	h->n_frames -= c->n;
+	h->n_conns--;
+	c->alen = 0;
+	c->n = 0;
+}
+
+uint16_t
+dp_hold_ready(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *port)
+{
+	const struct ovl *o = lc->ovl;
+	struct dp_hold *h = &lc->hold;
+
+	for (uint32_t i = 0, seen = 0, n = h->n_conns; i < DP_HOLD_CONNS && seen < n; i++) {
+		struct dp_hold_conn *c = &h->c[i];
+		uint32_t tenant;
+		struct ovl_key k;
+		uint16_t got;
+
+		if (!c->alen)
+			continue;
+		seen++;
+		tenant = o->ports[c->port].tenant;
+		k = ovl_key_make(c->dst, c->alen, tenant, c->dqpn);
+		if (ovl_table_lookup(&o->by_tenant, &k) == OVL_NONE) {
+			if (lc->now - c->since <= dp_hold_tsc && o->tenants[tenant].qp_learning)
+				continue;
+			/* Too long, or the tenant no longer learns: unresolved. */
+			lc->stats.drops[DP_DROP_UNRESOLVED] += c->n;
+			lc->tenant_stats[o->tenants[tenant].slot].drops += c->n;
+			rte_pktmbuf_free_bulk(c->m, c->n);
+			hold_close(h, c);
+			continue;
+		}
+		got = c->n;
+		memcpy(pkts, c->m, got * sizeof(*pkts));
+		*port = c->port;
+		lc->stats.hold_released += got;
+		hold_close(h, c);
+		return got;
+	}
+	return 0;
+}
+
+void
+dp_hold_ask_again(struct dp_lcore *lc)
+{
+	struct dp_hold *h = &lc->hold;
+
+	for (uint32_t i = 0; i < DP_HOLD_CONNS; i++) {
+		struct dp_hold_conn *c = &h->c[i];
+		struct dp_pkt p;
+
+		if (!c->alen || c->asked)
+			continue;
+		/* The request is rebuilt from the first frame held. */
+		p.m = c->m[0];
+		p.data = rte_pktmbuf_mtod(p.m, uint8_t *);
+		if (roce_parse_fast(p.data, p.m->data_len, lc->ovl->udp_port, &p.pkt) != 0)
+			continue;
+		c->asked = ask(lc, c, &p, lc->ovl->ports[c->port].tenant);
+	}
+}
+
+void
+dp_hold_free(struct dp_lcore *lc)
+{
+	struct dp_hold *h = &lc->hold;
+
+	for (uint32_t i = 0; i < DP_HOLD_CONNS; i++)
+		if (h->c[i].alen) {
+			lc->stats.drops[DP_DROP_SHUTDOWN] += h->c[i].n;
+			rte_pktmbuf_free_bulk(h->c[i].m, h->c[i].n);
+			hold_close(h, &h->c[i]);
+		}
+}

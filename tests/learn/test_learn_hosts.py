@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Learned connections across two switches: no QP records at all, etcd resolves them.
+
+The topology of tests/cluster/hosts.py with two hosts: switches A and B
+(10.0.0.1/2) on net_af_packet over veths joined by the bridge l2br, blue's VMs
+192.168.1.10 and .20 as raw sockets in the namespaces l2vmA and l2vmB, one etcd
+member on loopback (client port 23850). blue learns its QPs ("qp_learning",
+"qp_idle_s": 3); etcd holds its two endpoints and nothing else.
+
+1. A's VM sends 20 RC SENDs to (.20, QP 33) at once: A holds them, writes the
+   half record qps/blue/192.168.1.20/33 into etcd without a pqpn on its lease,
+   B allocates one and writes it back, A forwards: all 20 reach B's VM in order,
+   renamed back (DestQP 33, source .10), on the fabric with the host IPs and B's
+   pqpn, the ICRC valid (zlib and scapy);
+2. B's VM answers to (.10, QP 17): B learns the other half the same way, and
+   the frames reach A's VM in order;
+3. etcd away: the connections in force keep forwarding; a new destination is
+   dropped as `unresolved` once the hold time is over; etcd back;
+4. idle: after qp_idle_s the learners delete their records, and both switches
+   drop the connections;
+5. A killed with SIGKILL after learning a new connection: its lease expires,
+   etcd deletes the record, and B drops the connection.
+
+Usage: tests/learn/test_learn_hosts.py BUILD_DIR [--keep]; root; about 40 s.
+Final line: "N passed, M failed".
+"""
+import os
+import signal
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "cluster"))
+import hosts as h  # noqa: E402
+from roce_checks import Checks  # noqa: E402
+from roce_layers import icrc_found, icrc_scapy, icrc_zlib  # noqa: E402
+
+ETCD_BASE = 23850
+check = Checks()
+VA, VB = h.HOSTS["A"][4], h.HOSTS["B"][4]
+
+
+def at(got, where):
+    return [(t, d) for w, t, d in got if w == where and h.roce(d)]
+
+
+def lease_of(etcd, key):
+    r = etcd.gateway("kv/range", {"key": h.b64("/roce/" + key)})
+    kvs = r.get("kvs") or []
+    return int(kvs[0].get("lease", 0)) if kvs else None
+
+
+def n_conns(hs, n):
+    c = hs.tel(n, "/roce/connections,blue") or {}
+    return len([v for v in c.values() if isinstance(v, dict)])
+
+
+def steps(etcd, hs):
+    check(etcd.start_all(), "etcd is healthy")
+    hs.setup()
+    etcd.put_many({"endpoints/blue/" + VA: h.endpoint("A"), "endpoints/blue/" + VB: h.endpoint("B")})
+    check(hs.start(etcd.urls(), ["--learn-hold-ms", "1000"]), "both switches start")
+    check(h.until(lambda: all(hs.cluster(n).get("records_applied", 0) >= 2 for n in "AB"), 10, 0.05),
+          "both switches applied the two endpoints")
+    hs.drain()
+
+    # 1. A -> (B, 33), nothing configured.
+    t0 = time.time()
+    for psn in range(20):
+        hs.send("A", h.vm_frame("A", "B", 33, psn))
+    got = hs.collect(5, lambda g: len(at(g, "vmB")) >= 20)
+    vb = at(got, "vmB")
+    check([h.roce(d)[1:] for _, d in vb] == [(33, p) for p in range(20)],
+          "A -> (B, 33): all 20 SENDs reach B's VM, in order, DestQP 33", [h.roce(d)[1:] for _, d in vb])
+    if vb:
+        print("first frame of the learned connection at B's VM after %.1f ms" % ((vb[0][0] - t0) * 1e3))
+    rec = etcd.get("qps/blue/%s/33" % VB)
+    check(rec is not None and rec.get("peer") == {"vip": VA} and rec.get("pqpn"),
+          "etcd holds the half record, its pqpn allocated by B", rec)
+    check((lease_of(etcd, "qps/blue/%s/33" % VB) or 0) > 0, "the record is on a lease")
+    fab = at(got, "fabA")
+    pq = (rec or {}).get("pqpn")
+    check(fab and all(h.roce(d)[:2] == ("10.0.0.2", pq) for _, d in fab),
+          "on the fabric: to B's host and B's pqpn", [h.roce(d) for _, d in fab][:3])
+    check(all(d[26:30] == bytes([192, 168, 1, 10]) for _, d in vb), "delivered as from .10")
+    check(vb and all(icrc_found(d) == icrc_zlib(d) == icrc_scapy(d) for _, d in vb + fab),
+          "every frame's ICRC is valid (zlib and scapy)")
+
+    # 2. B -> (A, 17): B learns its own half.
+    hs.drain()
+    for psn in range(10):
+        hs.send("B", h.vm_frame("B", "A", 17, psn))
+    got = hs.collect(5, lambda g: len(at(g, "vmA")) >= 10)
+    va = at(got, "vmA")
+    check([h.roce(d)[1:] for _, d in va] == [(17, p) for p in range(10)],
+          "B -> (A, 17): all 10 reach A's VM, in order", [h.roce(d)[1:] for _, d in va])
+    la, lb = hs.tel("A", "/roce/learn") or {}, hs.tel("B", "/roce/learn") or {}
+    check(la.get("learned", 0) >= 1 and la.get("etcd_puts", 0) >= 1 and la.get("unresolved") == 0,
+          "A learned through etcd, nothing unresolved", la)
+    check(lb.get("learned", 0) >= 1 and lb.get("unresolved") == 0, "B learned through etcd", lb)
+
+    # 3. etcd away.
+    etcd.stop_all()
+    check(h.until(lambda: hs.cluster("A").get("etcd") == "disconnected", 10, 0.1), "A sees etcd away")
+    hs.drain()
+    for psn in range(20, 25):
+        hs.send("A", h.vm_frame("A", "B", 33, psn))
+    for psn in range(3):
+        hs.send("A", h.vm_frame("A", "B", 35, psn))
+    got = hs.collect(3, lambda g: len(at(g, "vmB")) >= 5)
+    check([h.roce(d)[1:] for _, d in at(got, "vmB")] == [(33, p) for p in range(20, 25)],
+          "etcd away: the learned connection keeps forwarding, the new one does not",
+          [h.roce(d)[1:] for _, d in at(got, "vmB")])
+    check(h.until(lambda: (hs.drops("A") or {}).get("unresolved", 0) >= 3, 5, 0.1),
+          "etcd away: a new destination's frames are dropped as unresolved", hs.drops("A"))
+    check(etcd.start_all(), "etcd back")
+    check(h.until(lambda: all(hs.cluster(n).get("etcd") == "connected" for n in "AB"), 15, 0.1),
+          "both switches follow etcd again")
+
+    # 4. Idle: qp_idle_s 3 (plus the stale records of 35 written while etcd was away).
+    check(h.until(lambda: etcd.get("qps/blue/%s/33" % VB) is None and etcd.get("qps/blue/%s/17" % VA) is None,
+                  15, 0.2), "idle learned records deleted from etcd")
+    check(h.until(lambda: n_conns(hs, "A") == 0 and n_conns(hs, "B") == 0, 5, 0.1),
+          "and both switches dropped the connections", (n_conns(hs, "A"), n_conns(hs, "B")))
+    check((hs.tel("A", "/roce/learn") or {}).get("expired", 0) >= 1, "A counts them expired")
+
+    # 5. A dies: its lease takes its records.
+    hs.drain()
+    hs.send("A", h.vm_frame("A", "B", 36, 0))
+    got = hs.collect(5, lambda g: len(at(g, "vmB")) >= 1)
+    check([h.roce(d)[1:] for _, d in at(got, "vmB")] == [(36, 0)], "A -> (B, 36) learned")
+    check(h.until(lambda: n_conns(hs, "B") == 1, 5, 0.1), "B has the connection")
+    os.killpg(hs.sw["A"].pid, signal.SIGKILL)
+    hs.sw["A"].wait()
+    del hs.sw["A"]
+    check(h.until(lambda: etcd.get("qps/blue/%s/36" % VB) is None, 20, 0.2),
+          "A killed: its lease expires and etcd deletes its record")
+    check(h.until(lambda: n_conns(hs, "B") == 0, 5, 0.1), "B drops the connection")
+    db = hs.drops("B") or {}
+    bad = {k: v for k, v in db.items() if v and k not in ("no_connection", "not_our_host")}
+    check(not bad, "B dropped nothing but frames not meant for it", bad)
+
+
+def main():
+    build = sys.argv[1]
+    keep = "--keep" in sys.argv
+    work = tempfile.mkdtemp(prefix="learn-hosts-")
+    etcd = h.Etcd(work, ETCD_BASE, 1, "l2")
+    hs = h.Hosts(build, work, "l2", names=("A", "B"), lcores={"A": "0", "B": "1"},
+                 tenant={"qp_learning": True, "qp_idle_s": 3})
+    try:
+        steps(etcd, hs)
+    except Exception:
+        traceback.print_exc()
+        check(False, "the steps ran to the end")
+    finally:
+        out = hs.close()
+        etcd.stop_all()
+    for n, (rc, summary, err) in out.items():
+        check(rc == 0 and summary is not None, "switch %s exits cleanly" % n, err[-800:])
+    return check.finish(work, keep)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

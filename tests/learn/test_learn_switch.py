@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Learned connections on one switch: a learning tenant with no QP records at all.
+
+One switch, net_pcap tenant ports (each VM's frames read from a pcap, what the
+switch delivers written to one), a net_null uplink. Tenant blue learns its QPs
+("qp_learning": true, "qp_idle_s": 2, "max_qps": 40); tenant red, with the same
+vips on another port, does not. blue's VMs 192.168.1.10 (port vm-blue-1) and
+192.168.1.20 (vm-blue-2) are both on this host, so every learned connection is
+a hairpin, resolved by the switch alone (no etcd).
+
+- 12 RC SENDs from .10 to (.20, QP 33), PSN 0..11, arrive at .20 in order,
+  none lost, with the port's and the VM's MACs, IPs and DestQP as sent, the
+  ICRC valid (zlib and scapy) and tshark decoding the DestQP;
+- 6 RC ACKs from .20 to (.10, QP 17) arrive at .10 in order;
+- red sends the same frames: nothing is learned for it (`no_connection`);
+- green, another learning tenant on two more ports, reuses blue's vips and
+  QPNs: it learns its own connection and its frames reach its own VM only;
+- a UD frame, a frame from a vip that is not the port's, and a frame from the
+  right vip with another MAC are not learned from (`no_connection`,
+  `spoofed_source`);
+- blue scans 120 QPNs: it stops at its max_qps (`refused_quota`), the rest is
+  dropped as `unresolved`, red's frames and blue's learned connections are
+  unaffected;
+- /roce/learn and /roce/connections show the learned connections as halves;
+  after qp_idle_s they are gone (`expired`), and the switch exits cleanly.
+
+Usage: tests/learn/test_learn_switch.py BUILD_DIR [--keep]; a few seconds.
+Final line: "N passed, M failed".
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
+from roce_checks import Checks  # noqa: E402
+from roce_switch import start_switch_ready, stop_switch  # noqa: E402
+from roce_telemetry import telemetry  # noqa: E402
+from roce_layers import BTH, icrc_found, icrc_scapy, icrc_zlib  # noqa: E402
+from scapy.layers.l2 import Ether  # noqa: E402
+from scapy.layers.inet import IP, UDP  # noqa: E402
+from scapy.packet import Raw  # noqa: E402
+from scapy.utils import rdpcap, wrpcap  # noqa: E402
+
+check = Checks()
+PORT1, PORT2, PORTR = "02:00:00:00:01:01", "02:00:00:00:01:02", "02:00:00:00:01:03"
+PORTG1, PORTG2 = "02:00:00:00:01:04", "02:00:00:00:01:05"
+VM1, VM2, VMR = "02:00:00:00:aa:10", "02:00:00:00:aa:20", "02:00:00:00:bb:10"
+VMG1, VMG2 = "02:00:00:00:cc:10", "02:00:00:00:cc:20"
+V1, V2 = "192.168.1.10", "192.168.1.20"
+SEND_ONLY, ACK, UD_SEND_ONLY = 0x04, 0x11, 0x64
+QUOTA = 40
+SCAN = 120
+
+
+def config():
+    return {
+        "version": 1,
+        "ports": [
+            {"name": "fabric0", "device": "net_null0", "role": "uplink", "ip": "10.0.0.1",
+             "mac": "02:00:00:00:00:01", "gateway_mac": "02:00:00:00:00:fe"},
+            {"name": "vm-blue-1", "device": "net_pcap0", "role": "tenant", "tenant": "blue", "mac": PORT1},
+            {"name": "vm-blue-2", "device": "net_pcap1", "role": "tenant", "tenant": "blue", "mac": PORT2},
+            {"name": "vm-red", "device": "net_pcap2", "role": "tenant", "tenant": "red", "mac": PORTR},
+            {"name": "vm-green-1", "device": "net_pcap3", "role": "tenant", "tenant": "green", "mac": PORTG1},
+            {"name": "vm-green-2", "device": "net_pcap4", "role": "tenant", "tenant": "green", "mac": PORTG2},
+        ],
+        "tenants": [
+            {"name": "blue", "vni": 100, "max_qps": QUOTA, "qp_learning": True, "qp_idle_s": 2},
+            {"name": "red", "vni": 200},
+            {"name": "green", "vni": 300, "qp_learning": True, "qp_idle_s": 2},
+        ],
+        "endpoints": [
+            {"tenant": "blue", "vip": V1, "host": "10.0.0.1", "port": "vm-blue-1", "mac": VM1},
+            {"tenant": "blue", "vip": V2, "host": "10.0.0.1", "port": "vm-blue-2", "mac": VM2},
+            {"tenant": "red", "vip": V1, "host": "10.0.0.1", "port": "vm-red", "mac": VMR},
+            {"tenant": "red", "vip": V2, "host": "10.0.0.2"},
+            {"tenant": "green", "vip": V1, "host": "10.0.0.1", "port": "vm-green-1", "mac": VMG1},
+            {"tenant": "green", "vip": V2, "host": "10.0.0.1", "port": "vm-green-2", "mac": VMG2},
+        ],
+        "neighbors": [{"ip": "10.0.0.2", "mac": "02:00:00:00:00:02"}],
+    }
+
+
+def frame(smac, dmac, src, dst, dqpn, psn, opcode=SEND_ONLY):
+    """A RoCEv2 frame with its ICRC (scapy's roce_layers fills it in)."""
+    pay = b"" if opcode == ACK else struct.pack("!I", psn) + bytes(28)
+    bth = BTH(opcode=opcode, dqpn=dqpn, psn=psn)
+    if opcode == ACK:
+        pay = struct.pack("!I", psn)  # AETH: syndrome 0, MSN psn
+    if opcode == UD_SEND_ONLY:
+        pay = struct.pack("!II", 0x11111111, 7) + pay  # DETH: Q_Key, source QP
+    return (Ether(src=smac, dst=dmac) / IP(src=src, dst=dst, flags="DF", ttl=64) /
+            UDP(sport=49152, dport=4791, chksum=0) / bth / Raw(pay))
+
+
+def bth(f):
+    """(DestQP, PSN, opcode) of a frame written by the switch."""
+    raw = bytes(f)
+    b = 14 + 20 + 8
+    return (struct.unpack_from("!I", raw, b + 4)[0] & 0xffffff, struct.unpack_from("!I", raw, b + 8)[0] & 0xffffff,
+            raw[b])
+
+
+def tshark_dqpns(path):
+    out = subprocess.run(["tshark", "-r", path, "-T", "fields", "-e", "infiniband.bth.destqp"],
+                         capture_output=True, text=True).stdout.split()
+    return [int(x, 16) if x.startswith("0x") else int(x) for x in out]
+
+
+def main():
+    build = sys.argv[1]
+    keep = "--keep" in sys.argv
+    work = tempfile.mkdtemp(prefix="learn-")
+    cfg = os.path.join(work, "learn.json")
+    with open(cfg, "w") as f:
+        json.dump(config(), f, indent=1)
+    vm1 = [frame(VM1, PORT1, V1, V2, 33, psn) for psn in range(12)]
+    vm1 += [frame(VM1, PORT1, V1, V2, 40, 0, UD_SEND_ONLY),   # UD: not learned from
+            frame(VM1, PORT1, V2, V2, 41, 0),                 # not this port's vip
+            frame("02:00:00:00:aa:99", PORT1, V1, V2, 42, 0)]  # this vip, another MAC
+    vm1 += [frame(VM1, PORT1, V1, V2, 1000 + i, 0) for i in range(SCAN)]
+    vm2 = [frame(VM2, PORT2, V2, V1, 17, psn, ACK) for psn in range(6)]
+    red = [frame(VMR, PORTR, V1, V2, 33, psn) for psn in range(3)]
+    # green reuses blue's vips and QPNs: 100 + psn in the payload tells its frames apart.
+    green = [frame(VMG1, PORTG1, V1, V2, 33, 100 + psn) for psn in range(5)]
+    paths = {}
+    for name, frames in (("vm1", vm1), ("vm2", vm2), ("red", red), ("g1", green), ("g2", [])):
+        paths[name] = os.path.join(work, name + ".pcap")
+        wrpcap(paths[name], frames)
+    outs = {n: os.path.join(work, "out-%s.pcap" % n) for n in ("vm1", "vm2", "red", "g1", "g2")}
+    prefix = "learn-sw-%d" % os.getpid()
+    sw = start_switch_ready(build, prefix,
+                            ["net_null0,no-rx=1",
+                             "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (paths["vm1"], outs["vm1"]),
+                             "net_pcap1,rx_pcap=%s,tx_pcap=%s" % (paths["vm2"], outs["vm2"]),
+                             "net_pcap2,rx_pcap=%s,tx_pcap=%s" % (paths["red"], outs["red"]),
+                             "net_pcap3,rx_pcap=%s,tx_pcap=%s" % (paths["g1"], outs["g1"]),
+                             "net_pcap4,rx_pcap=%s,tx_pcap=%s" % (paths["g2"], outs["g2"])],
+                            cfg, "0,1", ["--learn-hold-ms", "300"])
+    if not check(sw is not None, "the switch starts"):
+        return check.finish(work, keep)
+    # Everything read at start is resolved, delivered or dropped within the hold time.
+    deadline = time.time() + 10
+    learn = {}
+    while time.time() < deadline:
+        learn = telemetry(prefix, "/roce/learn") or {}
+        if learn.get("frames_held", 1) == 0 and learn.get("requests", 0) >= 2 + SCAN // 2:
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    learn = telemetry(prefix, "/roce/learn") or {}
+    drops = telemetry(prefix, "/roce/drops") or {}
+    conns = telemetry(prefix, "/roce/connections,blue") or {}
+    print("learn:", json.dumps(learn))
+    print("drops:", json.dumps({k: v for k, v in drops.items() if v}))
+    learned = learn.get("learned", 0)
+    check(learned >= 3 and learned <= QUOTA + 1, "blue learned its two connections and at most its quota, "
+          "green its own", learned)
+    check(learn.get("refused_quota", 0) >= 1, "the scan met blue's max_qps", learn)
+    check(learn.get("refused_no_etcd", 0) == 0 and learn.get("refused_other", 0) == 0,
+          "no refusal but the quota", learn)
+    check(learn.get("frames_held") == 0 and learn.get("resolving") == 0, "nothing held any more", learn)
+    check(drops.get("unresolved", 0) == SCAN - (learned - 3) and
+          learn.get("unresolved") == drops.get("unresolved"),
+          "every scanned QPN beyond the quota dropped as unresolved",
+          (drops.get("unresolved"), learned))
+    check(drops.get("no_connection", 0) == 1 + 3, "the UD frame and red's frames: no_connection", drops)
+    check(drops.get("spoofed_source", 0) == 2, "another port's vip and another MAC: spoofed_source", drops)
+    halves = [c for c in conns.values() if isinstance(c, dict)]
+    check(any(c.get("half") == "out" for c in halves), "/roce/connections shows learned halves", conns)
+    # Idle expiry: qp_idle_s 2, the learner looks every second.
+    deadline = time.time() + 8
+    while time.time() < deadline:
+        learn = telemetry(prefix, "/roce/learn") or {}
+        if learn.get("learned_now") == 0:
+            break
+        time.sleep(0.2)
+    conns = telemetry(prefix, "/roce/connections,blue") or {}
+    check(learn.get("learned_now") == 0 and learn.get("expired", 0) >= 2,
+          "idle learned connections expire after qp_idle_s", learn)
+    check(not [c for c in conns.values() if isinstance(c, dict)], "and are gone from /roce/connections", conns)
+    rc, summary, err = stop_switch(sw, prefix)
+    check(rc == 0 and summary is not None, "clean exit", err[-500:])
+
+    got2 = rdpcap(outs["vm2"]) if os.path.exists(outs["vm2"]) else []
+    got1 = rdpcap(outs["vm1"]) if os.path.exists(outs["vm1"]) else []
+    gotr = rdpcap(outs["red"]) if os.path.exists(outs["red"]) else []
+    gotg = rdpcap(outs["g2"]) if os.path.exists(outs["g2"]) else []
+    check([bth(f)[:2] for f in gotg] == [(33, 100 + p) for p in range(5)] and
+          all(f[Ether].src == PORTG2 and f[Ether].dst == VMG2 for f in gotg),
+          "green, with blue's vips and QPNs, learned its own: its 5 frames at green's .20 only",
+          [bth(f)[:2] for f in gotg])
+    check(all(bth(f)[1] < 100 for f in got1 + got2), "no green frame reached blue")
+    check([bth(f)[:2] for f in got2 if bth(f)[0] == 33] == [(33, p) for p in range(12)],
+          "blue .10 -> (.20, 33): all 12 SENDs delivered in order", [bth(f)[:2] for f in got2])
+    scanned = sorted(bth(f)[0] for f in got2 if bth(f)[0] != 33)
+    check(len(scanned) == len(set(scanned)) == learned - 3 and all(1000 <= q < 1000 + SCAN for q in scanned),
+          "each scanned QPN learned within the quota delivered once", scanned)
+    check([bth(f)[:2] for f in got1] == [(17, p) for p in range(6)],
+          "blue .20 -> (.10, 17): all 6 ACKs delivered in order", [bth(f)[:2] for f in got1])
+    check(not gotr, "red learned nothing and received nothing", len(gotr))
+    ok = all(f[Ether].src == PORT2 and f[Ether].dst == VM2 and f[IP].src == V1 and f[IP].dst == V2 for f in got2)
+    ok = ok and all(f[Ether].src == PORT1 and f[Ether].dst == VM1 and f[IP].src == V2 for f in got1)
+    check(ok and got1 and got2, "hairpin: the ports' and VMs' MACs, the virtual IPs kept")
+    ok = all(icrc_found(bytes(f)) == icrc_zlib(bytes(f)) == icrc_scapy(bytes(f)) for f in got1 + got2)
+    check(ok and got1 and got2, "every delivered frame's ICRC is valid (zlib and scapy)")
+    check(tshark_dqpns(outs["vm2"]) == [bth(f)[0] for f in got2], "tshark decodes the delivered DestQPs",
+          tshark_dqpns(outs["vm2"]))
+    return check.finish(work, keep)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
