@@ -43,6 +43,7 @@ struct rec {
 	uint32_t pqpn_asked;      /* the pqpn written back for pqpn_rev (0: none) */
 	bool seen;                /* during a full read */
 	bool waiting;             /* left out of the last batch for a peer etcd does not hold (yet) */
+	char *write_back;         /* a learned QP's pqpn, applied here first: written to etcd once in force */
 };
 
 static struct {
@@ -68,6 +69,7 @@ dp_cluster_rec_free(void)
 			free(rs.r[i].part[p]);
 		json_decref(rs.r[i].want);
 		json_decref(rs.r[i].applied);
+		free(rs.r[i].write_back);
 	}
 	free(rs.r);
 	free(rs.prefix);
@@ -369,8 +371,25 @@ pqpn_free(const char *host, const struct cfg_ip *hip)
 	return pq <= CFG_QPN_MAX ? pq : 0;
 }
 
-/* A QP without "pqpn": on this host, choose a free one and write it back to etcd. */
-static void
+/*
+ * A learned QP (a half: a peer by its vip alone) is applied here before its
+ * pqpn is written back: the source's switch forwards to the pqpn as soon as
+ * it reads it, and its first frames must find the connection in force.
+ */
+static bool
+learned_qp(const json_t *want)
+{
+	json_t *peer = json_object_get(want, "peer");
+
+	return json_is_object(peer) && !json_object_get(peer, "vqpn");
+}
+
+/*
+ * A QP without "pqpn": on this host, choose a free one and write it back to
+ * etcd, at once, or (a learned QP) after the record with it is applied here:
+ * then @r wants that record, and true says it joins the batch.
+ */
+static bool
 pqpn_allocate(struct rec *r)
 {
 	char ekey[512];
@@ -380,36 +399,73 @@ pqpn_allocate(struct rec *r)
 	uint32_t pq;
 
 	if (r->pqpn_rev == r->mod_rev)
-		return;
+		return false;
 	snprintf(ekey, sizeof(ekey), "%s/endpoints/%s/%s", rs.prefix, r->part[0], r->part[1]);
 	e = rec_get(ekey, false);
 	host = e && e->want ? json_string_value(json_object_get(e->want, "host")) : NULL;
 	if (!host || cfg_ip_parse(host, &hip) || !host_local(host))
-		return; /* the owner's switch chooses it */
+		return false; /* the owner's switch chooses it */
 	r->pqpn_rev = r->mod_rev;
 	r->pqpn_asked = 0;
 	pq = pqpn_free(host, &hip);
 	if (!pq) {
 		reject(r, "no pqpn free on host %s", host);
-		return;
+		return false;
 	}
 	json_t *v = json_deep_copy(r->want);
 	char *text;
+	bool first = learned_qp(r->want);
 
 	json_object_set_new(v, "pqpn", json_integer(pq));
 	text = json_dumps(v, JSON_COMPACT);
+	if (!text) {
+		json_decref(v);
+		return false;
+	}
 	/*
-	 * Sent by the transaction thread; held as used from now on (pqpn_free()),
-	 * and counted now, before etcd can hold it (the thread takes back a failure).
+	 * Held as used from now on (pqpn_free()), and counted now, before etcd
+	 * can hold it (the transaction thread takes back a failure).
 	 */
-	if (text && dp_cluster_txn_queue(r->key, text, r->mod_rev) == 0) {
-		r->pqpn_asked = pq;
+	r->pqpn_asked = pq;
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	dp_cluster_st.pqpn_allocated++;
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+	if (first) {
+		json_decref(r->want);
+		r->want = v;
+		free(r->write_back);
+		r->write_back = text;
+		return true;
+	}
+	if (dp_cluster_txn_queue(r->key, text, r->mod_rev) != 0) {
 		pthread_mutex_lock(&dp_cluster_st.lock);
-		dp_cluster_st.pqpn_allocated++;
+		dp_cluster_st.pqpn_allocated--;
 		pthread_mutex_unlock(&dp_cluster_st.lock);
 	}
 	free(text);
 	json_decref(v);
+	return false;
+}
+
+/* The write-backs of learned QPs whose records are in force now (or were refused: none). */
+static void
+write_backs(void)
+{
+	for (uint32_t i = 0; i < rs.n; i++) {
+		struct rec *r = &rs.r[i];
+
+		if (!r->write_back)
+			continue;
+		if (r->applied && json_equal(r->applied, r->want)) {
+			if (dp_cluster_txn_queue(r->key, r->write_back, r->mod_rev) == 0)
+				r->write_back = (free(r->write_back), NULL);
+		} else {
+			r->write_back = (free(r->write_back), NULL);
+			pthread_mutex_lock(&dp_cluster_st.lock);
+			dp_cluster_st.pqpn_allocated--;
+			pthread_mutex_unlock(&dp_cluster_st.lock);
+		}
+	}
 }
 
 /*
@@ -570,10 +626,8 @@ dp_cluster_rec_reconcile(void)
 		if (!r->want && r->applied) {
 			e[n++] = (struct entry){ i, true, false };
 		} else if (r->want && !json_equal(r->want, r->applied)) {
-			if (r->kind == K_QPS && !json_object_get(r->want, "pqpn")) {
-				pqpn_allocate(r);
+			if (r->kind == K_QPS && !json_object_get(r->want, "pqpn") && !pqpn_allocate(r))
 				continue;
-			}
 			e[n++] = (struct entry){ i, false, false };
 		}
 	}
@@ -689,6 +743,7 @@ dp_cluster_rec_reconcile(void)
 		dp_delta_report_free(&rep);
 	}
 	free(e);
+	write_backs();
 
 	uint64_t waiting = 0;
 

@@ -434,8 +434,9 @@ expire(void)
 			go = now - l->since > DP_LEARN_STALE_S * hz;
 			dp_learn_st.stale += go && l->remote;
 		} else {
+			/* An lcore may have stamped a frame after @now was read. */
 			last = RTE_MAX(last, dp_conn_state(o->conns[OVL_V_IDX(v)].state)->egress.last_seen);
-			go = now - last > o->tenants[t].qp_idle_s * hz;
+			go = now > last && now - last > o->tenants[t].qp_idle_s * hz;
 			dp_learn_st.expired += go;
 			if (go && !l->remote &&
 			    (rec = half_json(o->tenants[t].name, &l->dst, l->dqpn, 0, 0, NULL, true))) {

@@ -79,6 +79,10 @@ def steps(etcd, hs):
     if vb:
         print("first frame of the learned connection at B's VM after %.1f ms" % ((vb[0][0] - t0) * 1e3))
     rec = etcd.get("qps/blue/%s/33" % VB)
+    if not rec:
+        print("etcd:", etcd.ctl("get", "--prefix", "/roce/"))
+        for n in "AB":
+            print(n, hs.tel(n, "/roce/learn"), hs.cluster(n), hs.drops(n))
     check(rec is not None and rec.get("peer") == {"vip": VA} and rec.get("pqpn"),
           "etcd holds the half record, its pqpn allocated by B", rec)
     check((lease_of(etcd, "qps/blue/%s/33" % VB) or 0) > 0, "the record is on a lease")
