@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Learned QPs in the configuration and the overlay: the tenant fields
+ * "qp_learning" and "qp_idle_s"; a half (a QP whose peer names a vip and no
+ * vqpn, cfg_qp_half()) with its checks in the file, in a delta and in the
+ * in-place path (which leaves it to the whole path); the connection each
+ * host builds of it (OVL_HALF_OUT on the source's host, OVL_HALF_IN on the
+ * QP's own, a hairpin when both are local, none where neither is).
+ *
+ * The base document: this host is 10.0.0.1 and runs blue's 192.168.1.10 and
+ * .11; blue's .20 is on 10.0.0.2; red (not learning) has .10 here and .20
+ * there.  Blue learns ("qp_idle_s": 7).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "cfg.h"
+#include "cfg_delta.h"
+#include "cfg_inc.h"
+#include "cfg_json.h"
+#include "ovl.h"
+
+#define PORT(n, dev, t, mac) "{\"name\":\"" n "\",\"device\":\"" dev "\",\"role\":\"tenant\",\"tenant\":\"" t \
+	"\",\"mac\":\"" mac "\"}"
+#define HEAD(host) "{\"version\":1,\"tenants\":[{\"name\":\"blue\",\"vni\":100,\"qp_learning\":true," \
+	"\"qp_idle_s\":7},{\"name\":\"red\",\"vni\":200}]," \
+	"\"ports\":[{\"name\":\"fabric0\",\"device\":\"net_pcap0\",\"role\":\"uplink\",\"ip\":\"" host "\"," \
+	"\"mac\":\"02:00:00:00:00:01\",\"gateway_mac\":\"02:00:00:00:00:fe\"}," \
+	PORT("vm-blue-1", "net_pcap1", "blue", "02:00:00:00:01:01") "," \
+	PORT("vm-blue-2", "net_pcap2", "blue", "02:00:00:00:01:02") "," \
+	PORT("vm-red-1", "net_pcap3", "red", "02:00:00:00:02:01") "],"
+#define EP(t, vip, host, port, mac) "{\"tenant\":\"" t "\",\"vip\":\"" vip "\",\"host\":\"" host "\"" port mac "}"
+#define ENDPOINTS "\"endpoints\":[" \
+	EP("blue", "192.168.1.10", "10.0.0.1", ",\"port\":\"vm-blue-1\"", ",\"mac\":\"02:00:00:00:aa:10\"") "," \
+	EP("blue", "192.168.1.11", "10.0.0.1", ",\"port\":\"vm-blue-2\"", ",\"mac\":\"02:00:00:00:aa:11\"") "," \
+	EP("blue", "192.168.1.20", "10.0.0.2", "", "") "," \
+	EP("red", "192.168.1.10", "10.0.0.1", ",\"port\":\"vm-red-1\"", ",\"mac\":\"02:00:00:00:bb:10\"") "," \
+	EP("red", "192.168.1.20", "10.0.0.2", "", "") "]"
+#define HALF(t, vip, vqpn, pqpn, type, pvip) "{\"tenant\":\"" t "\",\"vip\":\"" vip "\",\"vqpn\":" #vqpn \
+	",\"pqpn\":" #pqpn ",\"type\":\"" type "\",\"peer\":{\"vip\":\"" pvip "\"}}"
+/* .10 -> (.20, 33) and .20 -> (.10, 17) across hosts, .10 -> (.11, 40) on this one. */
+#define HALVES "[" HALF("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.10") "," \
+	HALF("blue", "192.168.1.10", 17, 4097, "rc", "192.168.1.20") "," \
+	HALF("blue", "192.168.1.11", 40, 4098, "uc", "192.168.1.10") "]"
+#define DOC(host, qps) HEAD(host) ENDPOINTS ",\"qps\":" qps "}"
+/* The same network as 10.0.0.2 sees it: blue's .20 on its port vm-blue-1. */
+#define ENDPOINTS_B "\"endpoints\":[" \
+	EP("blue", "192.168.1.10", "10.0.0.1", "", "") "," EP("blue", "192.168.1.11", "10.0.0.1", "", "") "," \
+	EP("blue", "192.168.1.20", "10.0.0.2", ",\"port\":\"vm-blue-1\"", ",\"mac\":\"02:00:00:00:aa:20\"") "," \
+	EP("red", "192.168.1.10", "10.0.0.1", "", "") "," \
+	EP("red", "192.168.1.20", "10.0.0.2", ",\"port\":\"vm-red-1\"", ",\"mac\":\"02:00:00:00:bb:20\"") "]"
+#define DOC_B(qps) HEAD("10.0.0.2") ENDPOINTS_B ",\"qps\":" qps "}"
+
+static struct cfg_errors errs;
+
+static struct cfg *
+load(const char *json)
+{
+	cfg_errors_clear(&errs);
+	return cfg_load_string(json, "x.json", &errs);
+}
+
+static void
+expect_error(const char *json, const char *want)
+{
+	struct cfg *c = load(json);
+
+	CU_ASSERT_PTR_NULL(c);
+	cfg_free(c);
+	if (errs.n != 1 || strcmp(errs.msg[0], want) != 0) {
+		fprintf(stderr, "\nwanted: %s\ngot %u:\n", want, errs.n);
+		cfg_errors_print(&errs, stderr);
+	}
+	CU_ASSERT(errs.n == 1 && strcmp(errs.msg[0], want) == 0);
+}
+
+static void
+test_load(void)
+{
+	struct cfg *c = load(DOC("10.0.0.1", HALVES));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT(c->tenants[0].qp_learning && c->tenants[0].qp_idle_s == 7);
+	CU_ASSERT(!c->tenants[1].qp_learning && c->tenants[1].qp_idle_s == CFG_DEFAULT_QP_IDLE_S);
+	for (int i = 0; i < 3; i++) {
+		CU_ASSERT(cfg_qp_half(&c->qps[i]));
+		CU_ASSERT_EQUAL(c->qps[i].peer, -1);
+	}
+	CU_ASSERT_EQUAL(c->tenants[0].n_qps, 3);
+	cfg_free(c);
+
+	expect_error(DOC("10.0.0.1", "[" HALF("red", "192.168.1.20", 33, 8193, "rc", "192.168.1.10") "]"),
+		     "x.json: qps[0].peer: names no vqpn, and tenant \"red\" does not learn its QPs (\"qp_learning\")");
+	expect_error(DOC("10.0.0.1", "[" HALF("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.99") "]"),
+		     "x.json: qps[0].peer: 192.168.1.99 is not an endpoint of tenant \"blue\"");
+	expect_error(DOC("10.0.0.1", "[" HALF("blue", "192.168.1.20", 33, 8193, "xrc_ini", "192.168.1.10") "]"),
+		     "x.json: qps[0].peer: missing required key \"vqpn\" (only rc and uc QPs of a learning tenant "
+		     "name their peer by its vip alone)");
+	expect_error(DOC("10.0.0.1", "[" HALF("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.10") ","
+			 HALF("blue", "192.168.1.20", 34, 8193, "rc", "192.168.1.11") "]"),
+		     "x.json: qps[1].pqpn: 8193 is already used on host 10.0.0.2 by qps[0]");
+	/* A full peer that names a half does not find it pointing back. */
+	expect_error(DOC("10.0.0.1", "[" HALF("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.10") ","
+			 "{\"tenant\":\"blue\",\"vip\":\"192.168.1.10\",\"vqpn\":17,\"pqpn\":4097,\"type\":\"rc\","
+			 "\"peer\":{\"vip\":\"192.168.1.20\",\"vqpn\":33}}]"),
+		     "x.json: qps[1].peer: qps[0] (192.168.1.20 qp 33) does not point back");
+}
+
+static struct cfg *
+delta(const struct cfg *run, const char *req)
+{
+	char *buf = strdup(req);
+	struct cfg *c;
+
+	cfg_errors_clear(&errs);
+	c = cfg_delta_apply(run, buf, strlen(buf), "d", &errs, NULL);
+	free(buf);
+	return c;
+}
+
+/* cfg_inc_prepare() of @req on @run: 1 in place, 0 not here. */
+static int
+in_place(struct cfg *run, const char *req)
+{
+	struct cfg_jdoc doc;
+	struct cfg_jerr je;
+	struct cfg_inc inc;
+	int r;
+
+	if (cfg_json_parse((char *)req, strlen(req), &doc, &je) < 0)
+		return -2;
+	r = cfg_inc_prepare(run, doc.root, &inc);
+	if (r == 1)
+		cfg_inc_release(&inc);
+	cfg_json_free(&doc);
+	return r;
+}
+
+static void
+test_delta(void)
+{
+	struct cfg *run = load(DOC("10.0.0.1", HALVES)), *c;
+	char put[] = "{\"put\":{\"qps\":[" HALF("blue", "192.168.1.20", 35, 8195, "rc", "192.168.1.11") "]}}";
+	char del[] = "{\"delete\":{\"qps\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.20\",\"vqpn\":33}]}}";
+	char del_ep[] = "{\"delete\":{\"endpoints\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.11\"}],"
+			"\"qps\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.11\",\"vqpn\":40}]}}";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+	c = delta(run, put);
+	CU_ASSERT(c && c->n_qps == 4 && cfg_qp_half(&c->qps[3]) && c->qps[3].peer == -1);
+	cfg_free(c);
+	c = delta(run, del);
+	CU_ASSERT(c && c->n_qps == 2);
+	cfg_free(c);
+	/* The same checks as the file's, by the request's path. */
+	c = delta(run, "{\"put\":{\"qps\":[" HALF("red", "192.168.1.20", 33, 8199, "rc", "192.168.1.10") "]}}");
+	CU_ASSERT(!c && errs.n == 1 && !strcmp(errs.msg[0], "d: put.qps[0].peer: names no vqpn, and tenant \"red\" "
+					      "does not learn its QPs (\"qp_learning\")"));
+	/* The endpoint a half names as its source is in use: the half is named by its key. */
+	c = delta(run, "{\"delete\":{\"endpoints\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.11\"}],"
+		  "\"qps\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.11\",\"vqpn\":40}]}}");
+	CU_ASSERT_PTR_NOT_NULL(c);      /* .11's own half goes with it: nothing names .11 */
+	cfg_free(c);
+	c = delta(run, "{\"delete\":{\"endpoints\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.10\"}],"
+		  "\"qps\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.10\",\"vqpn\":17}]}}");
+	CU_ASSERT(!c && errs.n >= 1 && strstr(errs.msg[0], "qps{blue 192.168.1.20 33}.peer: 192.168.1.10 is not an "
+					      "endpoint of tenant \"blue\"") != NULL);
+	/* Learning turned off while halves exist. */
+	c = delta(run, "{\"put\":{\"tenants\":[{\"name\":\"blue\",\"vni\":100}]}}");
+	CU_ASSERT(!c && errs.n == 3 && strstr(errs.msg[0], "does not learn its QPs") != NULL);
+	/* The in-place path leaves halves to the whole path. */
+	CU_ASSERT_EQUAL(in_place(run, put), 0);
+	CU_ASSERT_EQUAL(in_place(run, del), 0);
+	CU_ASSERT_EQUAL(in_place(run, del_ep), 0);
+	cfg_free(run);
+}
+
+static const uint8_t V10[4] = { 192, 168, 1, 10 }, V11[4] = { 192, 168, 1, 11 }, V20[4] = { 192, 168, 1, 20 };
+static const uint8_t H1[4] = { 10, 0, 0, 1 }, H2[4] = { 10, 0, 0, 2 };
+
+static const struct ovl_conn *
+conn_of(const struct ovl *o, uint32_t v)
+{
+	return v == OVL_NONE || (v & OVL_V_QP) ? NULL : &o->conns[OVL_V_IDX(v)];
+}
+
+static void
+test_overlay(void)
+{
+	struct cfg *c = load(DOC("10.0.0.1", HALVES));
+	const struct ovl_conn *cn;
+	char err[256];
+	struct ovl *o;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	o = ovl_build(c, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CU_ASSERT_EQUAL(o->live_conns, 3);
+	CU_ASSERT(o->tenants[0].qp_learning && o->tenants[0].qp_idle_s == 7);
+	/* .10 -> (.20, 33): out, to 10.0.0.2 and pqpn 8193. */
+	cn = conn_of(o, ovl_lookup_tenant(o, 0, V20, 4, 33));
+	CU_ASSERT_FATAL(cn != NULL);
+	CU_ASSERT(cn->half == OVL_HALF_OUT && !cn->hairpin && !memcmp(cn->l_vip, V10, 4));
+	CU_ASSERT(cn->egress.dqpn == 8193 && !memcmp(cn->egress.src_ip, H1, 4) && !memcmp(cn->egress.dst_ip, H2, 4));
+	CU_ASSERT(cn->egress.changes_icrc);
+	/* (.20 -> .10, 17) from the fabric on pqpn 4097: in, delivered as from .20 to QP 17. */
+	cn = conn_of(o, ovl_lookup_fabric(o, H1, 4, 4097));
+	CU_ASSERT_FATAL(cn != NULL);
+	CU_ASSERT(cn->half == OVL_HALF_IN && !memcmp(cn->r_host, H2, 4) && !memcmp(cn->l_vip, V10, 4));
+	CU_ASSERT(cn->ingress.dqpn == 17 && !memcmp(cn->ingress.src_ip, V20, 4) && !memcmp(cn->ingress.dst_ip, V10, 4));
+	CU_ASSERT_EQUAL(ovl_lookup_tenant(o, 0, V10, 4, 17), OVL_NONE);
+	/* .10 -> (.11, 40): a hairpin, MACs only, out of .11's port. */
+	cn = conn_of(o, ovl_lookup_tenant(o, 0, V11, 4, 40));
+	CU_ASSERT_FATAL(cn != NULL);
+	CU_ASSERT(cn->half == OVL_HALF_OUT && cn->hairpin && !cn->egress.changes_icrc && cn->egress.dqpn == 40);
+	CU_ASSERT_EQUAL(cn->egress.port, 2);
+	CU_ASSERT_EQUAL(ovl_lookup_fabric(o, H1, 4, 4098), OVL_NONE);
+	/* Red has nothing of blue's. */
+	CU_ASSERT_EQUAL(ovl_lookup_tenant(o, 1, V20, 4, 33), OVL_NONE);
+	ovl_free(o);
+	cfg_free(c);
+
+	/* On 10.0.0.2: (.20, 33) is in, (.10, 17) out; the hairpin on 10.0.0.1 is nothing here. */
+	c = load(DOC_B(HALVES));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	o = ovl_build(c, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CU_ASSERT_EQUAL(o->live_conns, 2);
+	cn = conn_of(o, ovl_lookup_fabric(o, H2, 4, 8193));
+	CU_ASSERT(cn && cn->half == OVL_HALF_IN && cn->ingress.dqpn == 33);
+	cn = conn_of(o, ovl_lookup_tenant(o, 0, V10, 4, 17));
+	CU_ASSERT(cn && cn->half == OVL_HALF_OUT && cn->egress.dqpn == 4097 && !memcmp(cn->egress.dst_ip, H1, 4));
+	CU_ASSERT_EQUAL(ovl_lookup_tenant(o, 0, V11, 4, 40), OVL_NONE);
+	ovl_free(o);
+	cfg_free(c);
+}
+
+int
+main(void)
+{
+	CU_pSuite s;
+	unsigned failed;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("learn", NULL, NULL);
+	CU_add_test(s, "halves in the file", test_load);
+	CU_add_test(s, "halves in deltas and the in-place path", test_delta);
+	CU_add_test(s, "the connections of halves", test_overlay);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures();
+	cfg_errors_clear(&errs);
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}
