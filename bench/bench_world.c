@@ -19,6 +19,26 @@ ip4(struct cfg_ip *ip, uint32_t host_order)
 }
 
 struct cfg *
+bench_cfg_make_learned(uint32_t n)
+{
+	struct cfg *c = bench_cfg_make(n);
+
+	/* R's records alone, as halves from L's vip: the same tenant-side keys, learned. */
+	c->tenants[0].qp_learning = true;
+	c->tenants[0].qp_idle_s = CFG_DEFAULT_QP_IDLE_S;
+	for (uint32_t i = 0; i < n; i++) {
+		struct cfg_qp *r = &c->qps[i];
+
+		*r = c->qps[2 * i + 1];
+		r->peer = -1;
+		r->peer_vip = c->endpoints[0].vip;
+		r->has_peer_vqpn = false;
+	}
+	c->n_qps = n;
+	return c;
+}
+
+struct cfg *
 bench_cfg_make(uint32_t n)
 {
 	struct cfg *c = calloc(1, sizeof(*c));

@@ -13,6 +13,12 @@
 #include "cfg.h"
 
 struct cfg *bench_cfg_make(uint32_t n);
+/*
+ * The same host with learned connections: blue learns, and only the N
+ * remote QPs are records, halves from 192.168.0.10 (cfg_qp_half()); the
+ * frames and tenant-side keys are those of bench_cfg_make().
+ */
+struct cfg *bench_cfg_make_learned(uint32_t n);
 void bench_cfg_free(struct cfg *c);
 
 #endif /* BENCH_WORLD_H */

@@ -11,8 +11,10 @@
  * (a working set that fits the caches) and N (every connection, uniformly
  * at random: the worst case for the caches).  Each figure is the median of
  * RUNS runs, minus the cost of restoring the frame, which is measured alone.
- * Prints JSON lines:
- *   {"bench": "rename_egress", "connections": N, "active": A, "cycles_per_packet": X}
+ * Each N is measured with configured connections and then with the same
+ * connections learned (halves, bench_cfg_make_learned()).  Prints JSON lines:
+ *   {"bench": "rename_egress", "connections": N, "active": A, "cycles_per_packet": X,
+ *    "restore_cycles": Y, "kind": "configured" | "learned"}
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,8 +79,9 @@ main(int argc, char **argv)
 	uint32_t max_n = max_env ? (uint32_t)strtoul(max_env, NULL, 10) : 1000000;
 
 	srand(1);
-	for (uint32_t n = 1000; n <= max_n; n *= 10) {
-		struct cfg *c = bench_cfg_make(n);
+	for (uint32_t n = 1000; n <= max_n; n *= 10)
+	for (int learned = 0; learned < 2; learned++) {
+		struct cfg *c = learned ? bench_cfg_make_learned(n) : bench_cfg_make(n);
 
 		dp.ovl = ovl_build(c, err, sizeof(err));
 		if (!dp.ovl) {
@@ -144,9 +147,9 @@ main(int argc, char **argv)
 			qsort(t, RUNS, sizeof(t[0]), cmp_u64);
 			qsort(base, RUNS, sizeof(base[0]), cmp_u64);
 			printf("{\"bench\": \"rename_egress\", \"connections\": %u, \"active\": %u, "
-			       "\"cycles_per_packet\": %.1f, \"restore_cycles\": %.1f}\n",
+			       "\"cycles_per_packet\": %.1f, \"restore_cycles\": %.1f, \"kind\": \"%s\"}\n",
 			       n, actives[a], (double)(t[RUNS / 2] - base[RUNS / 2]) / ITERS,
-			       (double)base[RUNS / 2] / ITERS);
+			       (double)base[RUNS / 2] / ITERS, learned ? "learned" : "configured");
 			fflush(stdout);
 		}
 		free(lc->tenant_stats);

@@ -124,6 +124,12 @@ peer_ok(struct prep *p, const struct cfg_qp *q)
 
 	if (!q->has_peer)
 		return true;
+	if (cfg_qp_half(q)) {
+		/* A half: its tenant learns and its source is an endpoint of it (cfg_half_check()). */
+		struct cfg_inc_key ek = { q->tenant, q->peer_vip, 0 };
+
+		return p->run->tenants[q->tenant].qp_learning && res_find(p, CFG_DK_ENDPOINTS, &ek);
+	}
 	if (q->peer_vqpn == q->vqpn && cfg_ip_equal(&q->peer_vip, &q->vip))
 		return false;           /* its own peer */
 	r = res_find(p, CFG_DK_QPS, &pk);
@@ -472,22 +478,15 @@ emit(struct prep *p, struct cfg_inc *inc)
 }
 
 /*
- * Learned QPs (cfg_qp_half()) take the whole path: a batch that puts or
- * deletes one, or deletes an endpoint of a learning tenant (a half may name
- * it as its peer), is not for this path.
+ * An endpoint of a learning tenant may be the source of halves, which name
+ * it by its vip alone and are not indexed by it: its delete takes the whole
+ * path, whose checks see every half.
  */
 static bool
-no_halves(const struct prep *p)
+no_source_deleted(const struct prep *p)
 {
 	const struct cfg *run = p->run;
 
-	for (uint32_t i = 0; i < p->b[CFG_DK_QPS].n; i++) {
-		const struct bent *b = &p->b[CFG_DK_QPS].e[i];
-
-		if ((b->put >= 0 && cfg_qp_half(&((const struct cfg_qp *)p->put[CFG_DK_QPS])[b->put])) ||
-		    (b->run >= 0 && cfg_qp_half(&run->qps[b->run])))
-			return false;
-	}
 	for (uint32_t i = 0; i < p->b[CFG_DK_ENDPOINTS].n; i++) {
 		const struct bent *b = &p->b[CFG_DK_ENDPOINTS].e[i];
 
@@ -527,7 +526,7 @@ prep_run(struct prep *p, const struct cfg_jv *root, struct cfg_inc *inc)
 	p->ld.c = &p->s;
 	p->ld.tenant_by_name = p->x->tname;
 	p->ld.port_by_name = p->x->pname;
-	if (!parse_deletes(p, del, inc) || !parse_puts(p, put, inc) || !no_halves(p) || !check_endpoints(p) ||
+	if (!parse_deletes(p, del, inc) || !parse_puts(p, put, inc) || !no_source_deleted(p) || !check_endpoints(p) ||
 	    !check_deleted(p) || !check_puts(p))
 		return p->ld.dg.oom ? -1 : 0;
 	return emit(p, inc);

@@ -235,8 +235,8 @@ qp_link_peer(struct cfg *c, const struct cfg_qp *r)
 	struct cfg_inc_key key = { r->tenant, r->vip, r->vqpn };
 	int64_t i = cfg_inc_find(c, CFG_DK_QPS, &key), j;
 
-	if (i < 0 || !r->has_peer)
-		return;
+	if (i < 0 || !r->has_peer || !r->has_peer_vqpn)
+		return;         /* a half has no peer record */
 	key = (struct cfg_inc_key){ r->tenant, r->peer_vip, r->peer_vqpn };
 	j = cfg_inc_find(c, CFG_DK_QPS, &key);
 	if (j < 0)

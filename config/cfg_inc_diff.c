@@ -122,14 +122,12 @@ rec_count(const struct cfg *c, int k)
 	return k == CFG_DK_ENDPOINTS ? c->n_endpoints : k == CFG_DK_QPS ? c->n_qps : c->n_mrs;
 }
 
-/* Learned QPs take the whole path (cfg_inc_prepare() says why): a change of one, or of a learning tenant's endpoint. */
+/* An endpoint of a learning tenant, whose delete takes the whole path (cfg_inc_prepare() says why). */
 static bool
-learned(const struct cfg *c, int k, const void *r)
+learning_ep(const struct cfg *c, int k, const void *r)
 {
 	const struct cfg_endpoint *e = r;
 
-	if (k == CFG_DK_QPS)
-		return cfg_qp_half(r);
 	return k == CFG_DK_ENDPOINTS && e->tenant >= 0 && c->tenants[e->tenant].qp_learning;
 }
 
@@ -148,7 +146,7 @@ diff_kind(const struct cfg *run, const struct cfg *file, int k, int op, struct c
 		cfg_inc_rec_key(from, k, i, &key);
 		j = cfg_inc_find(other, k, &key);
 		if (op == CFG_INC_DELETE) {
-			if (j < 0 && learned(from, k, r))
+			if (j < 0 && learning_ep(from, k, r))
 				return 0;
 			if (j < 0 && cfg_inc_push(inc, k, op, r, NULL) < 0)
 				return -1;
@@ -156,8 +154,6 @@ diff_kind(const struct cfg *run, const struct cfg *file, int k, int op, struct c
 			continue;
 		}
 		if (j < 0) {
-			if (op == CFG_INC_ADD && k == CFG_DK_QPS && learned(from, k, r))
-				return 0;
 			if (op == CFG_INC_ADD && cfg_inc_push(inc, k, op, NULL, r) < 0)
 				return -1;
 			inc->sum.put[k] += op == CFG_INC_ADD;
@@ -168,8 +164,8 @@ diff_kind(const struct cfg *run, const struct cfg *file, int k, int op, struct c
 										   cfg_inc_mr_equal(o, r);
 		if (eq || op != CFG_INC_REPLACE)
 			continue;
-		if (k == CFG_DK_ENDPOINTS || (k == CFG_DK_QPS && (learned(from, k, r) || learned(other, k, o))))
-			return 0;       /* an endpoint or a learned QP modified: not for this path */
+		if (k == CFG_DK_ENDPOINTS)
+			return 0;       /* an endpoint modified: not for this path */
 		if (cfg_inc_push(inc, k, op, o, r) < 0)
 			return -1;
 		inc->sum.put[k]++;

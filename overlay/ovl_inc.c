@@ -156,7 +156,14 @@ qp_remove(struct priv *p, struct ovl *h, uint32_t id)
 		if (oi_plan(p, T_TENANT, &kt, OVL_NONE) || oi_plan(p, T_FABRIC, &kf, OVL_NONE))
 			return -1;
 	}
-	if (q->conn != OVL_NONE) {
+	if (q->conn != OVL_NONE && h->conns[q->conn].half) {
+		const struct ovl_conn *cn = &h->conns[q->conn];
+
+		ovl_half_key(h, cn, &kt);
+		if (oi_plan(p, cn->half == OVL_HALF_OUT ? T_TENANT : T_FABRIC, &kt, OVL_NONE) ||
+		    oi_retire(p, K_CONN, q->conn))
+			return -1;
+	} else if (q->conn != OVL_NONE) {
 		ovl_conn_keys(h, &h->conns[q->conn], &kt, &kf);
 		if (oi_plan(p, T_TENANT, &kt, OVL_NONE) || oi_plan(p, T_FABRIC, &kf, OVL_NONE) || oi_retire(p, K_CONN, q->conn))
 			return -1;
@@ -234,6 +241,45 @@ conn_build(struct priv *p, struct ovl_inc *oi, struct ovl *h, uint32_t l, uint32
 	tenant_count(h, cn->tenant, 0, 0, (rate ? 1 : 0) - (old != OVL_NONE && h->conns[old].rate_bps ? 1 : 0));
 	h->live_conns++;
 	*out = id;
+	return 0;
+fail:
+	return -1;
+}
+
+/*
+ * The connection of the new half QP @hq (of record @cq), if one of its ends
+ * is on this host; @old the one of the record it replaces, carried on when
+ * it is the same half (the same kind, from the same source).
+ */
+static int
+half_build(struct priv *p, struct ovl_inc *oi, struct ovl *h, uint32_t hq, const struct cfg_qp *cq, uint32_t old,
+	   char *err, size_t err_len)
+{
+	uint32_t se = ep_slot_cfg(p, h, cq->tenant, &cq->peer_vip), id;
+	struct ovl_conn *cn;
+	struct ovl_key k;
+
+	if (se == OVL_NONE)
+		FAIL("a half's source endpoint not found");
+	if (!h->endpoints[se].local && !h->qps[hq].local)
+		return 0;
+	if ((id = oi_slot_take(p, h, K_CONN)) == OVL_NONE)
+		FAIL("no room for another connection");
+	cn = &h->conns[id];
+	if (ovl_half_fill(h, hq, se, cq->rate.set ? cq->rate.bps : 0, cn, "qp", err, err_len) < 0)
+		goto fail;
+	ovl_half_key(h, cn, &k);
+	if (oi_plan(p, cn->half == OVL_HALF_OUT ? T_TENANT : T_FABRIC, &k, OVL_V_CONN | id))
+		FAIL("out of memory");
+	if (old != OVL_NONE && (h->conns[old].half != cn->half || h->conns[old].src_ep != se))
+		old = OVL_NONE;
+	if (old != OVL_NONE)
+		oi_mark(p, M_CARRIED, old);
+	if (oi_conn_push(oi, old, id))
+		FAIL("out of memory");
+	tenant_count(h, cn->tenant, 0, 0, (cn->rate_bps ? 1 : 0) - (old != OVL_NONE && h->conns[old].rate_bps ? 1 : 0));
+	h->live_conns++;
+	h->qps[hq].conn = id;
 	return 0;
 fail:
 	return -1;
@@ -331,7 +377,7 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 		struct ovl_ip pv;
 		uint32_t r;
 
-		if (new_qp[i] == OVL_NONE || !ch->new.qp.has_peer)
+		if (new_qp[i] == OVL_NONE || !ch->new.qp.has_peer || cfg_qp_half(&ch->new.qp))
 			continue;
 		q = &h->qps[new_qp[i]];
 		ovl_ip_from_cfg(&pv, &ch->new.qp.peer_vip);
@@ -355,6 +401,12 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 
 		if (new_qp[i] == OVL_NONE)
 			continue;
+		if (cfg_qp_half(&ch->new.qp)) {
+			if (half_build(p, oi, h, new_qp[i], &ch->new.qp, ch->op == CFG_INC_REPLACE ? old_conn[i] : OVL_NONE,
+				       err, err_len))
+				goto fail;
+			continue;
+		}
 		q = &h->qps[new_qp[i]];
 		if (!q->local || q->peer == OVL_NONE)
 			continue;

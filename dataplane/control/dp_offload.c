@@ -661,7 +661,7 @@ dp_offload_index_changes(const struct ovl *o, const struct ovl *old, const struc
 				x->e[old->conns[ch[i].from].state].conn = OVL_NONE;
 		}
 		for (uint32_t i = 0; i < n; i++)
-			if (ch[i].to != OVL_NONE && o->conns[ch[i].to].state < ns)
+			if (ch[i].to != OVL_NONE && !o->conns[ch[i].to].half && o->conns[ch[i].to].state < ns)
 				entry_fill(o, ch[i].to, &x->e[o->conns[ch[i].to].state]);
 	}
 	__atomic_store_n(&dp_mark_index, x, __ATOMIC_RELEASE);
@@ -688,7 +688,7 @@ dp_offload_changes(const struct ovl *old, const struct ovl *o, const struct ovl_
 	}
 	/* A forward rule also depends on its tenant's MRs: those a change left are checked again. */
 	for (uint32_t i = 0; enabled && mrs_changed && i < o->n_conns; i++)
-		if (ovl_live(&o->conns[i]) && o->conns[i].state < ofl.n_conns)
+		if (ovl_live(&o->conns[i]) && !o->conns[i].half && o->conns[i].state < ofl.n_conns)
 			ofl_forward_check(o, &o->conns[i], &ofl.conns[o->conns[i].state]);
 }
 

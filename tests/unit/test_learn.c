@@ -3,7 +3,8 @@
  * Learned QPs in the configuration and the overlay: the tenant fields
  * "qp_learning" and "qp_idle_s"; a half (a QP whose peer names a vip and no
  * vqpn, cfg_qp_half()) with its checks in the file, in a delta and in the
- * in-place path (which leaves it to the whole path); the connection each
+ * in-place path (which takes halves, but leaves a learning tenant's endpoint
+ * deleted to the whole path); the connection each
  * host builds of it (OVL_HALF_OUT on the source's host, OVL_HALF_IN on the
  * QP's own, a hairpin when both are local, none where neither is).
  *
@@ -128,14 +129,16 @@ in_place(struct cfg *run, const char *req)
 	struct cfg_jdoc doc;
 	struct cfg_jerr je;
 	struct cfg_inc inc;
-	int r;
+	char *buf = strdup(req);
+	int r = -2;
 
-	if (cfg_json_parse((char *)req, strlen(req), &doc, &je) < 0)
-		return -2;
-	r = cfg_inc_prepare(run, doc.root, &inc);
-	if (r == 1)
-		cfg_inc_release(&inc);
-	cfg_json_free(&doc);
+	if (buf && cfg_json_parse(buf, strlen(buf), &doc, &je) == 0) {
+		r = cfg_inc_prepare(run, doc.root, &inc);
+		if (r == 1)
+			cfg_inc_release(&inc);
+		cfg_json_free(&doc);
+	}
+	free(buf);
 	return r;
 }
 
@@ -171,10 +174,12 @@ test_delta(void)
 	/* Learning turned off while halves exist. */
 	c = delta(run, "{\"put\":{\"tenants\":[{\"name\":\"blue\",\"vni\":100}]}}");
 	CU_ASSERT(!c && errs.n == 3 && strstr(errs.msg[0], "does not learn its QPs") != NULL);
-	/* The in-place path leaves halves to the whole path. */
-	CU_ASSERT_EQUAL(in_place(run, put), 0);
-	CU_ASSERT_EQUAL(in_place(run, del), 0);
+	/* In place: halves put and deleted; a learning tenant's endpoint deleted takes the whole path. */
+	CU_ASSERT_EQUAL(in_place(run, put), 1);
+	CU_ASSERT_EQUAL(in_place(run, del), 1);
 	CU_ASSERT_EQUAL(in_place(run, del_ep), 0);
+	CU_ASSERT_EQUAL(in_place(run, "{\"put\":{\"qps\":[" HALF("red", "192.168.1.20", 33, 8199, "rc",
+								"192.168.1.10") "]}}"), 0);
 	cfg_free(run);
 }
 

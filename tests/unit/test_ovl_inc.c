@@ -2,8 +2,8 @@
 /*
  * Incremental overlay changes (overlay/ovl_inc.h) against the whole build:
  * a seeded random walk of configurations (RC pairs local-remote, hairpin and
- * remote-remote, UD QPs, MRs, a pqpn or rate changed on one side, endpoints
- * with XRC SRQs coming and going) is applied step by step to one overlay in
+ * remote-remote, UD QPs, learned halves from any endpoint to any other, MRs, a
+ * pqpn or rate changed on one side, endpoints with XRC SRQs coming and going) is applied step by step to one overlay in
  * place, and after every step each lookup the lcores make (by_tenant,
  * by_fabric, by_mr, by_ep, by_srq) must give what ovl_build() of the same
  * configuration gives: the same connection record (rewrites, ACL verdicts,
@@ -27,6 +27,7 @@
 #define MAX_PAIRS 48
 #define MAX_UD 12
 #define MAX_MR 16
+#define MAX_HALF 16
 
 struct pair {
 	int a, b;               /* endpoints */
@@ -41,6 +42,13 @@ struct ud {
 	bool live;
 };
 
+/* A learned QP: endpoint src sends to (dst, v), whose host gave it pqpn p. */
+struct half {
+	int src, dst;
+	unsigned v, p, rate_mbps;
+	bool live;
+};
+
 struct mr {
 	int ep;
 	unsigned rkey, taddr;
@@ -51,6 +59,7 @@ static struct {
 	struct pair pair[MAX_PAIRS];
 	struct ud ud[MAX_UD];
 	struct mr mr[MAX_MR];
+	struct half half[MAX_HALF];
 	bool extra_ep[2];       /* 192.168.1.50 local with an XRC SRQ, 192.168.1.60 remote */
 	unsigned next_v, next_p;
 	unsigned rnd;
@@ -94,7 +103,10 @@ qp_json(char *j, size_t n, size_t cap, int ep, unsigned v, unsigned p, const cha
 		 j[n - 1] == '[' ? "" : ", ", vip, v, p, type);
 	if (peer >= 0) {
 		ep_vip(peer, pvip);
-		n = emit(j, n, cap, ", \"peer\": {\"vip\": \"%s\", \"vqpn\": %u}", pvip, pv);
+		if (pv)
+			n = emit(j, n, cap, ", \"peer\": {\"vip\": \"%s\", \"vqpn\": %u}", pvip, pv);
+		else    /* a half */
+			n = emit(j, n, cap, ", \"peer\": {\"vip\": \"%s\"}", pvip);
 	}
 	if (rate)
 		n = emit(j, n, cap, ", \"rate\": {\"gbps\": %u.%03u}", rate / 1000, rate % 1000);
@@ -114,7 +126,7 @@ world_cfg(void)
 		 "\"mac\": \"02:00:00:00:00:01\"},"
 		 "{\"name\": \"vm\", \"device\": \"net_null1\", \"role\": \"tenant\", \"tenant\": \"blue\", "
 		 "\"mac\": \"02:00:00:00:01:01\"}],"
-		 "\"tenants\": [{\"name\": \"blue\", \"vni\": 100}],"
+		 "\"tenants\": [{\"name\": \"blue\", \"vni\": 100, \"qp_learning\": true}],"
 		 "\"acls\": [{\"tenant\": \"blue\", \"rules\": [{\"action\": \"deny\", \"src\": \"192.168.1.3/32\", "
 		 "\"ops\": [\"write\"]}]}],"
 		 "\"endpoints\": [");
@@ -144,6 +156,10 @@ world_cfg(void)
 	for (int i = 0; i < MAX_UD; i++)
 		if (w.ud[i].live)
 			n = qp_json(j, n, cap, w.ud[i].ep, w.ud[i].v, w.ud[i].p, "ud", -1, 0, 0);
+	for (int i = 0; i < MAX_HALF; i++)
+		if (w.half[i].live)
+			n = qp_json(j, n, cap, w.half[i].dst, w.half[i].v, w.half[i].p, "rc", w.half[i].src, 0,
+				    w.half[i].rate_mbps);
 	n = emit(j, n, cap, "], \"mrs\": [");
 	for (int i = 0, first = 1; i < MAX_MR; i++) {
 		if (!w.mr[i].live)
@@ -171,7 +187,7 @@ world_step(void)
 	unsigned ops = 1 + rnd(6);
 
 	for (unsigned k = 0; k < ops; k++) {
-		unsigned what = rnd(10), i;
+		unsigned what = rnd(11), i;
 
 		switch (what) {
 		case 0: case 1: /* add a pair: local-remote, hairpin or remote-remote */
@@ -210,6 +226,17 @@ world_step(void)
 				w.mr[i].taddr += 4096;
 			else
 				w.mr[i] = (struct mr){ .ep = (int)rnd(N_EP), .rkey = 0x100 + i, .taddr = 8192, .live = true };
+			break;
+		case 8: /* a half comes, goes, or its owner gives it another pqpn */
+			i = rnd(MAX_HALF);
+			if (w.half[i].live && rnd(2))
+				w.half[i].live = false;
+			else if (w.half[i].live)
+				w.half[i].p = w.next_p++;
+			else
+				w.half[i] = (struct half){ .src = (int)rnd(N_EP), .dst = (int)rnd(N_EP), .v = w.next_v++,
+							   .p = w.next_p++, .rate_mbps = rnd(3) ? 0 : 100 + rnd(900),
+							   .live = true };
 			break;
 		default: /* an endpoint (with an XRC SRQ, no QPs) comes or goes */
 			i = rnd(2);
@@ -348,6 +375,13 @@ conn_equal(const struct ovl *x, const struct ovl_conn *a, const struct ovl *y, c
 	SAME(x->qps[a->l].vqpn == y->qps[b->l].vqpn && x->qps[a->l].pqpn == y->qps[b->l].pqpn);
 	SAME(x->qps[a->r].vqpn == y->qps[b->r].vqpn && x->qps[a->r].pqpn == y->qps[b->r].pqpn);
 	SAME(x->qps[a->l].conn == (uint32_t)(a - x->conns) && ovl_live(a));
+	SAME(a->half == b->half);
+	if (a->half) {
+		/* A half: l and r are its QP; its source endpoint is the other end. */
+		SAME(a->l == a->r && x->qps[a->l].peer == OVL_NONE && ovl_live(&x->qps[a->l]));
+		SAME(!memcmp(&x->endpoints[a->src_ep].vip, &y->endpoints[b->src_ep].vip, sizeof(struct ovl_ip)));
+		return true;
+	}
 	SAME(x->qps[a->l].peer == a->r && ovl_live(&x->qps[a->l]) && ovl_live(&x->qps[a->r]));
 	return true;
 }
