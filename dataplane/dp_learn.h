@@ -62,13 +62,16 @@ struct dp_learn_req {
 
 /*
  * The learner's counters (written by its thread only, read by /roce/learn and
- * /metrics; torn totals tolerated): requests taken, records written and
+ * /metrics; torn totals tolerated): requests taken (and the bursts they came
+ * in, and the time their local records took to apply), records written and
  * those of them now known, expired (idle), stale (never in force), requests
  * whose record existed already, and refusals by quota, rate, for want of
  * etcd, or otherwise (the apply path's error in /roce/learn's last_error).
  */
 struct dp_learn_stats {
-	uint64_t requests, learned, learned_now, expired, stale, known;
+	uint64_t requests, bursts;        /* requests taken, in bursts of up to 64 */
+	uint64_t apply_us;                /* time the bursts' local records took in the apply path */
+	uint64_t learned, learned_now, expired, stale, known;
 	uint64_t refused_quota, refused_rate, refused_no_etcd, refused_other;
 };
 extern struct dp_learn_stats dp_learn_st;

@@ -197,3 +197,60 @@ dp_cluster_txn_delete(const char *key, int64_t lease)
 	free(req);
 	return rc;
 }
+
+/* One compare and one put of a batch, as JSON text appended to @cmp and @put. */
+static int
+batch_op(const struct dp_txn_op *op, char **cmp, char **put)
+{
+	char *k = dp_b64_enc(op->key, strlen(op->key)), *v = dp_b64_enc(op->val, strlen(op->val)), *c = NULL, *q = NULL;
+	int rc = -1;
+
+	if (!k || !v)
+		goto out;
+	if (op->lease ? asprintf(&c, "{\"key\": \"%s\", \"target\": \"CREATE\", \"result\": \"EQUAL\", "
+				 "\"create_revision\": \"0\"}", k) < 0 :
+			asprintf(&c, "{\"key\": \"%s\", \"target\": \"MOD\", \"result\": \"EQUAL\", "
+				 "\"mod_revision\": \"%lld\"}", k, (long long)op->mod_rev) < 0)
+		goto out;
+	if (op->lease ? asprintf(&q, "{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\", \"lease\": \"%lld\"}}",
+				 k, v, (long long)op->lease) < 0 :
+			asprintf(&q, "{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\", \"ignore_lease\": true}}",
+				 k, v) < 0)
+		goto out;
+	rc = 0;
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		char **acc = i ? put : cmp, *add = i ? q : c, *n = NULL;
+
+		if (asprintf(&n, "%s%s%s", *acc ? *acc : "", *acc ? ", " : "", add) < 0)
+			rc = -1;
+		free(*acc);
+		*acc = n;
+	}
+out:
+	free(k);
+	free(v);
+	free(c);
+	free(q);
+	return rc;
+}
+
+int
+dp_cluster_txn_batch(const struct dp_txn_op *ops, unsigned n)
+{
+	char *cmp = NULL, *put = NULL, *req = NULL;
+	json_t *o;
+	int rc = -1;
+
+	for (unsigned i = 0; i < n; i++)
+		if (batch_op(&ops[i], &cmp, &put) < 0)
+			goto out;
+	if (asprintf(&req, "{\"compare\": [%s], \"success\": [%s]}", cmp, put) >= 0 && (o = txn_post("/v3/kv/txn", req))) {
+		rc = json_is_true(json_object_get(o, "succeeded")) ? 0 : 1;
+		json_decref(o);
+	}
+out:
+	free(cmp);
+	free(put);
+	free(req);
+	return rc;
+}

@@ -29,6 +29,7 @@ struct dp_cluster_stats {
 	uint64_t learn_puts, learn_exists, learn_failed, learn_deletes;
 	int64_t lease;
 	uint64_t lease_lost;
+	uint64_t txn_batches;         /* transactions that carried several puts */
 	/* Watch messages with events, and the time from reading one to its changes in force
 	 * (the reconcile, pqpn transactions included), in microseconds. */
 	uint64_t apply_n, apply_us_total, apply_us_max, apply_us_last;
@@ -60,6 +61,19 @@ int64_t dp_cluster_lease_grant(long ttl_s);
 int dp_cluster_lease_keepalive(int64_t id);
 int dp_cluster_txn_create(const char *key, const char *val, int64_t lease);
 int dp_cluster_txn_delete(const char *key, int64_t lease);
+
+/*
+ * Several puts in one transaction (one raft round and fsync for all), each
+ * on the compare its one-by-one form makes: @lease set, where etcd has no
+ * such key, on that lease (dp_cluster_txn_create()); else while the key's
+ * mod revision is @mod_rev, keeping its lease (dp_cluster_txn_put()).  All
+ * are written or none: 0 written, 1 a compare failed, -1 no answer.
+ */
+struct dp_txn_op {
+	const char *key, *val;
+	int64_t mod_rev, lease;
+};
+int dp_cluster_txn_batch(const struct dp_txn_op *ops, unsigned n);
 
 /* Base64 (etcd's JSON gateway carries keys and values so). The result is malloc'ed. */
 char *dp_b64_enc(const char *s, size_t n);

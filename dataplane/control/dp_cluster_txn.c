@@ -26,6 +26,9 @@
 
 enum txn_kind { TXN_PQPN, TXN_LEARN_PUT, TXN_LEARN_DELETE };
 
+/* Puts sent in one transaction at most (etcd's --max-txn-ops is 128 by default). */
+#define TXN_BATCH 64
+
 struct txn {
 	struct txn *next;
 	char *key, *val;
@@ -102,6 +105,36 @@ txn_run(const struct txn *t)
 	}
 }
 
+/*
+ * Puts (write-backs and the learner's) in one transaction; when a compare
+ * fails there (or etcd does not answer), one by one, so that each gets its
+ * own answer.
+ */
+static void
+txn_run_batch(struct txn *const *b, unsigned n)
+{
+	struct dp_txn_op ops[TXN_BATCH];
+	unsigned learned = 0;
+	int64_t lease = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		ops[i] = (struct dp_txn_op){ .key = b[i]->key, .val = b[i]->val, .mod_rev = b[i]->mod_rev };
+		if (b[i]->kind == TXN_LEARN_PUT) {
+			ops[i].lease = lease ? lease : (lease = lease_keep(true));
+			learned++;
+		}
+	}
+	if (n > 1 && (!learned || lease) && dp_cluster_txn_batch(ops, n) == 0) {
+		pthread_mutex_lock(&dp_cluster_st.lock);
+		dp_cluster_st.learn_puts += learned;
+		dp_cluster_st.txn_batches++;
+		pthread_mutex_unlock(&dp_cluster_st.lock);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		txn_run(b[i]);
+}
+
 static void *
 txn_main(void *arg)
 {
@@ -135,14 +168,24 @@ txn_main(void *arg)
 			pthread_cond_wait(&tq.cond, &tq.lock);
 			continue;
 		}
-		tq.head = t->next;
+		struct txn *b[TXN_BATCH];
+		unsigned n = 0;
+
+		/* Puts queued together go together: one transaction, one fsync. */
+		do {
+			b[n++] = t;
+			tq.head = t->next;
+			t = tq.head;
+		} while (t && n < TXN_BATCH && t->kind != TXN_LEARN_DELETE && b[0]->kind != TXN_LEARN_DELETE);
 		if (!tq.head)
 			tq.tail = &tq.head;
 		pthread_mutex_unlock(&tq.lock);
-		txn_run(t);
-		free(t->key);
-		free(t->val);
-		free(t);
+		txn_run_batch(b, n);
+		for (unsigned i = 0; i < n; i++) {
+			free(b[i]->key);
+			free(b[i]->val);
+			free(b[i]);
+		}
 		pthread_mutex_lock(&tq.lock);
 	}
 	pthread_mutex_unlock(&tq.lock);

@@ -355,6 +355,7 @@ handle(const struct dp_learn_req *reqs, unsigned n)
 	bool whole = false;
 
 	dp_learn_st.requests += n;
+	dp_learn_st.bursts++;
 	pthread_mutex_lock(&dp.ctl_lock);
 	for (unsigned i = 0; i < n; i++) {
 		jobs[i].r = &reqs[i];
@@ -364,8 +365,12 @@ handle(const struct dp_learn_req *reqs, unsigned n)
 	for (unsigned i = 0; i < n; i++)
 		if (jobs[i].v == V_LOCAL && batch_add(&b, jobs[i].rec) < 0)
 			b.n = UINT32_MAX;
-	if (b.n && b.n != UINT32_MAX)
+	if (b.n && b.n != UINT32_MAX) {
+		uint64_t t0 = rte_rdtsc();
+
 		whole = apply("put", &b, NULL) == 0;
+		dp_learn_st.apply_us += (rte_rdtsc() - t0) * 1000000 / rte_get_tsc_hz();
+	}
 	free(b.txt);
 	for (unsigned i = 0; i < n; i++) {
 		struct job *j = &jobs[i];
@@ -509,6 +514,8 @@ tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "requests", dp_learn_st.requests);
+	rte_tel_data_add_dict_u64(d, "bursts", dp_learn_st.bursts);
+	rte_tel_data_add_dict_u64(d, "apply_us", dp_learn_st.apply_us);
 	rte_tel_data_add_dict_u64(d, "learned", dp_learn_st.learned);
 	rte_tel_data_add_dict_u64(d, "learned_now", dp_learn_st.learned_now);
 	rte_tel_data_add_dict_u64(d, "expired", dp_learn_st.expired);
