@@ -5,7 +5,7 @@
  * Set-up, once (LLVMFuzzerInitialize), as main.c does it: EAL with no
  * devices (--no-huge -m 256 --no-pci, a --file-prefix of our own, no
  * telemetry), the long-run CRC from rte_net_crc, a small mbuf pool, and the
- * overlays of ten configurations built and given their stable ids by
+ * overlays of eleven configurations built and given their stable ids by
  * dp_config_apply(): examples/two-tenants.json (RC, hairpin, MRs, two
  * tenants sharing vIPs), examples/pipeline-ud.json (UD, a gateway host, two
  * ports of one tenant), examples/pipeline-ipv6.json (IPv6, RC, UD, MR) and
@@ -16,11 +16,13 @@
  * tests/pipeline/vlan.json and vlan-ipv6.json (VLAN policies), and
  * examples/pipeline-xlate-v4v6.json and pipeline-xlate-v6v4.json (IPv4 vIPs
  * on IPv6 hosts and the reverse: the IP header is translated), and
- * tests/fuzz/xlate-vlan.json (both at once).  One
+ * tests/fuzz/xlate-vlan.json (both at once), and tests/fuzz/learn.json (a
+ * learning tenant's halves out, in and hairpinned, beside a configured pair
+ * of another tenant with the same vips).  One
  * forwarding lcore structure with its per-tenant counters.
  *
  * Input format (all of it is fuzzed):
- *   byte 0            which configuration (modulo 10)
+ *   byte 0            which configuration (modulo 11)
  *   then records      flags (1 byte), length (2 bytes, little endian), frame
  *     flags bits 0-3  the port the frame arrives on (modulo the port count,
  *                     configuration order): an uplink goes through
@@ -89,7 +91,7 @@ __ubsan_default_options(void)
 #define FUZZ_SRCDIR "."
 #endif
 
-#define N_CONFIGS 10
+#define N_CONFIGS 11
 #define MBUF_DATA 8192u /* a frame longer than this arrives as a chain */
 
 static const char *const config_files[N_CONFIGS] = {
@@ -105,6 +107,8 @@ static const char *const config_files[N_CONFIGS] = {
 	FUZZ_SRCDIR "/examples/pipeline-xlate-v6v4.json",
 	/* A translation and VLAN policies at once. */
 	FUZZ_SRCDIR "/tests/fuzz/xlate-vlan.json",
+	/* Learned connections (halves) beside a configured pair that reuses their vips. */
+	FUZZ_SRCDIR "/tests/fuzz/learn.json",
 };
 
 static struct {
