@@ -22,16 +22,20 @@ a hairpin, resolved by the switch alone (no etcd).
 - blue scans 120 QPNs: it stops at its max_qps (`refused_quota`), the rest is
   dropped as `unresolved`, red's frames and blue's learned connections are
   unaffected;
-- /roce/learn and /roce/connections show the learned connections as halves;
-  after qp_idle_s they are gone (`expired`), and the switch exits cleanly.
+- /roce/learn and /roce/connections show the learned connections as halves,
+  /metrics the same counts (promtool accepts the scrape); after qp_idle_s
+  they are gone (`expired`), and the switch exits cleanly.
 
 Usage: tests/learn/test_learn_switch.py BUILD_DIR [--keep]; a few seconds.
 Final line: "N passed, M failed".
 """
 import json
 import os
+import shutil
+import socket
 import struct
 import subprocess
+import urllib.request
 import sys
 import tempfile
 import time
@@ -137,6 +141,9 @@ def main():
         wrpcap(paths[name], frames)
     outs = {n: os.path.join(work, "out-%s.pcap" % n) for n in ("vm1", "vm2", "red", "g1", "g2")}
     prefix = "learn-sw-%d" % os.getpid()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        metrics_port = probe.getsockname()[1]
     sw = start_switch_ready(build, prefix,
                             ["net_null0,no-rx=1",
                              "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (paths["vm1"], outs["vm1"]),
@@ -144,7 +151,7 @@ def main():
                              "net_pcap2,rx_pcap=%s,tx_pcap=%s" % (paths["red"], outs["red"]),
                              "net_pcap3,rx_pcap=%s,tx_pcap=%s" % (paths["g1"], outs["g1"]),
                              "net_pcap4,rx_pcap=%s,tx_pcap=%s" % (paths["g2"], outs["g2"])],
-                            cfg, "0,1", ["--learn-hold-ms", "300"])
+                            cfg, "0,1", ["--learn-hold-ms", "300", "--metrics", "127.0.0.1:%d" % metrics_port])
     if not check(sw is not None, "the switch starts"):
         return check.finish(work, keep)
     # Everything read at start is resolved, delivered or dropped within the hold time.
@@ -176,6 +183,17 @@ def main():
     check(drops.get("spoofed_source", 0) == 2, "another port's vip and another MAC: spoofed_source", drops)
     halves = [c for c in conns.values() if isinstance(c, dict)]
     check(any(c.get("half") == "out" for c in halves), "/roce/connections shows learned halves", conns)
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port, timeout=10) as r:
+        scrape = r.read().decode()
+    series = dict(line.rsplit(" ", 1) for line in scrape.splitlines() if line and not line.startswith("#"))
+    check(series.get("roce_learn_learned_total") == str(learned) and
+          series.get('roce_learn_refused_total{reason="quota"}') == str(learn.get("refused_quota")) and
+          series.get('roce_dropped_packets_total{reason="unresolved"}') == str(drops.get("unresolved")),
+          "/metrics: the learner's counts and the unresolved drops",
+          {k: v for k, v in series.items() if "learn" in k or "unresolved" in k})
+    if shutil.which("promtool"):
+        pc = subprocess.run(["promtool", "check", "metrics"], input=scrape, capture_output=True, text=True)
+        check(pc.returncode == 0, "promtool accepts the scrape", pc.stdout + pc.stderr)
     # Idle expiry: qp_idle_s 2, the learner looks every second.
     deadline = time.time() + 8
     while time.time() < deadline:
