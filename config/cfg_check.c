@@ -171,10 +171,12 @@ qp_peer_check(struct cfg_ld *ld, const struct cfg_path *p, uint32_t i)
 		return;
 	ld->dg.rec = i;
 	if (cfg_qp_half(q)) {
-		const char *why = cfg_half_check(c, q, ep_find(ld, q->tenant, &q->peer_vip) >= 0, ips);
+		/* A half has no peer record: it is checked alone and linked to none. */
+		bool src = ep_find(ld, q->tenant, &q->peer_vip) >= 0;
+		const char *field, *why = cfg_half_check(c, q, src, ips, &field);
 
 		if (why)
-			CFG_REC_ERR(ld, &rp, "peer", "%s", why);
+			CFG_REC_ERR(ld, &rp, field, "%s", why);
 		return;
 	}
 	k.tenant = q->tenant;

@@ -271,15 +271,16 @@ check_peers(struct cfg_dl *d, struct cfg *c, const uint32_t *back, const struct 
 	for (uint32_t i = 0; i < c->n_qps; i++) {
 		struct cfg_qp *q = &c->qps[i];
 		struct key3 k = { q->tenant, &q->peer_vip, q->peer_vqpn };
-		const char *why;
+		const char *why, *field;
 		int64_t j;
 
 		if (!q->has_peer || q->tenant < 0)
 			continue;
 		if (cfg_qp_half(q)) {
+			/* Its source must be an endpoint; a deleted one is reported here, by the half's key. */
 			j = cfg_htab_lookup(ep_idx, cfg_dl_key_hash(k.tenant, k.ip, 0), ep_match, c, &k);
-			if ((why = cfg_half_check(c, q, j >= 0, ips)))
-				cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "%s", why);
+			if ((why = cfg_half_check(c, q, j >= 0, ips, &field)))
+				cfg_dl_rec_err(d, CFG_DK_QPS, back[i], field, "%s", why);
 			continue;
 		}
 		j = cfg_htab_lookup(qp_idx, cfg_dl_key_hash(k.tenant, k.ip, k.id), qp_match, c, &k);
@@ -444,7 +445,8 @@ cfg_dl_finish(struct cfg_dl *d)
 		d->ld.dg.oom = true;
 		goto out;
 	}
-	memcpy(c->neighbors, run->neighbors, sizeof(*c->neighbors) * run->n_neighbors);
+	if (run->n_neighbors)   /* run->neighbors may be NULL then */
+		memcpy(c->neighbors, run->neighbors, sizeof(*c->neighbors) * run->n_neighbors);
 	finish_tenants(d, c, tmap);
 	if (d->ld.dg.oom)
 		goto out;

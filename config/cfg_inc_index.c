@@ -263,7 +263,8 @@ cfg_inc_qp_equal(const struct cfg_qp *a, const struct cfg_qp *b)
 	return a->tenant == b->tenant && cfg_ip_equal(&a->vip, &b->vip) && a->vqpn == b->vqpn &&
 	       a->pqpn == b->pqpn && a->type == b->type && a->has_peer == b->has_peer &&
 	       a->has_peer_vqpn == b->has_peer_vqpn &&
-	       (!a->has_peer || (cfg_ip_equal(&a->peer_vip, &b->peer_vip) && a->peer_vqpn == b->peer_vqpn)) &&
+	       (!a->has_peer || (cfg_ip_equal(&a->peer_vip, &b->peer_vip) &&
+				 (!a->has_peer_vqpn || a->peer_vqpn == b->peer_vqpn))) &&
 	       cfg_inc_rate_equal(&a->rate, &b->rate);
 }
 

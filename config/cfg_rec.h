@@ -101,7 +101,10 @@ void cfg_qps_alloc(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_p
 /* qps[@i]; the caller stores its mask in ld->qp_ok once the record is checked. */
 bool cfg_qp_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p,
 		  uint32_t i, struct cfg_rec *r);
-/* A peer is required on RC and UC QPs and not allowed on UD ones. */
+/*
+ * A peer is required on RC, UC and XRC QPs and not allowed on UD ones; a
+ * half (a peer without "vqpn") of a learning tenant is RC or UC.
+ */
 void cfg_qp_type_check(struct cfg_ld *ld, const struct cfg_rec *r);
 
 /* mrs[@i] of the section @v (at @p). */

@@ -18,7 +18,7 @@ static const char *const access_names[] = {
 /* "peer" of a QP: its offsets are into struct cfg_qp itself. */
 static const struct cfg_field peer_fields[] = {
 	CFG_FIELD(struct cfg_qp, "vip", CFG_F_IP, CFG_REQUIRED, peer_vip),
-	/* Absent in a half (cfg_qp_half()): checked by cfg_qp_type_check(). */
+	/* Absent in a half (cfg_qp_half()): see cfg_qp_type_check() and cfg_half_check(). */
 	CFG_FIELD(struct cfg_qp, "vqpn", CFG_F_QPN, CFG_OPTIONAL, peer_vqpn,
 		  CFG_HAS(struct cfg_qp, has_peer_vqpn)),
 };
@@ -82,6 +82,20 @@ cfg_qp_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path *p
 	return true;
 }
 
+/*
+ * True if the QP of @r is a half (cfg_qp_half()) of a tenant that learns.
+ * A half of any other tenant lacks its "peer.vqpn", which the checks
+ * between records report (cfg_half_check()), whatever its type.
+ */
+static bool
+half_learned(const struct cfg_ld *ld, const struct cfg_rec *r)
+{
+	const struct cfg_qp *q = &ld->c->qps[r->i];
+
+	return (r->ok & CFG_BIT(CFG_Q_PEER)) && (r->ok & CFG_BIT(CFG_Q_TENANT)) && cfg_qp_half(q) &&
+	       ld->c->tenants[q->tenant].qp_learning;
+}
+
 void
 cfg_qp_type_check(struct cfg_ld *ld, const struct cfg_rec *r)
 {
@@ -94,10 +108,9 @@ cfg_qp_type_check(struct cfg_ld *ld, const struct cfg_rec *r)
 			    cfg_qp_type_names[q->type]);
 	else if (q->type == CFG_QP_UD && (r->present & CFG_BIT(CFG_Q_PEER)))
 		CFG_REC_ERR(ld, &r->path, "peer", "not allowed on ud QPs");
-	else if ((r->ok & CFG_BIT(CFG_Q_PEER)) && cfg_qp_half(q) && q->type != CFG_QP_RC && q->type != CFG_QP_UC)
-		/* A half (a learned QP, known by its vip alone) is RC or UC. */
-		CFG_REC_ERR(ld, &r->path, "peer", "missing required key \"vqpn\" (only rc and uc QPs of a learning "
-			    "tenant name their peer by its vip alone)");
+	else if (half_learned(ld, r) && q->type != CFG_QP_RC && q->type != CFG_QP_UC)
+		CFG_REC_ERR(ld, &r->path, "type", "a half (a peer without \"vqpn\") is rc or uc, not %s",
+			    cfg_qp_type_names[q->type]);
 }
 
 bool

@@ -168,17 +168,21 @@ cfg_free(struct cfg *c)
 }
 
 const char *
-cfg_half_check(const struct cfg *c, const struct cfg_qp *q, bool peer_ep, char buf[CFG_IP_STRLEN])
+cfg_half_check(const struct cfg *c, const struct cfg_qp *q, bool peer_ep, char buf[CFG_IP_STRLEN],
+	       const char **field)
 {
 	static __thread char msg[CFG_IP_STRLEN + 160];
 	const char *t = c->tenants[q->tenant].name;
 
-	if (!c->tenants[q->tenant].qp_learning)
-		snprintf(msg, sizeof(msg), "names no vqpn, and tenant \"%.64s\" does not learn its QPs "
-			 "(\"qp_learning\")", t);
-	else if (!peer_ep)
+	if (!c->tenants[q->tenant].qp_learning) {
+		*field = "peer.vqpn";
+		snprintf(msg, sizeof(msg), "missing required key (tenant \"%.64s\" does not learn its QPs: "
+			 "\"qp_learning\")", t);
+	} else if (!peer_ep) {
+		*field = "peer.vip";
 		snprintf(msg, sizeof(msg), "%s is not an endpoint of tenant \"%.64s\"", cfg_ip_str(&q->peer_vip, buf), t);
-	else
+	} else {
 		return NULL;
+	}
 	return msg;
 }

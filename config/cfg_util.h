@@ -19,10 +19,12 @@ const char *cfg_ip_str(const struct cfg_ip *ip, char buf[CFG_IP_STRLEN]);
 
 /*
  * Why the half @q (cfg_qp_half()) of @c cannot be, or NULL: its tenant does
- * not learn, or its peer's vip is not an endpoint of the tenant (@peer_ep
- * false).  The message is the calling thread's, until its next call; @buf
- * holds an address it quotes.
+ * not learn (said of "peer.vqpn", which it lacks), or its peer's vip is not
+ * an endpoint of the tenant (@peer_ep false; said of "peer.vip").  The field
+ * goes to *@field.  The message is the calling thread's, until its next
+ * call; @buf holds an address it quotes.
  */
-const char *cfg_half_check(const struct cfg *c, const struct cfg_qp *q, bool peer_ep, char buf[CFG_IP_STRLEN]);
+const char *cfg_half_check(const struct cfg *c, const struct cfg_qp *q, bool peer_ep, char buf[CFG_IP_STRLEN],
+			   const char **field);
 
 #endif /* CFG_UTIL_H */

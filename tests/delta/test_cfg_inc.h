@@ -43,8 +43,9 @@ bool apply_lines(const struct cfg *c, const struct cfg_inc *inc, struct canon *c
 /*
  * cfg_inc_diff(@run, @file) checked: 1 if it gave the change list and
  * @run's records with it applied are @file's; 0 if it declined and an
- * endpoint differs between the two (in these tests nothing else does);
- * -1 otherwise.
+ * endpoint differs between the two, one of a learning tenant is gone, or a
+ * tenant's "qp_learning" differs (in these tests nothing else declines); -1
+ * otherwise.
  */
 int diff_agrees(const struct cfg *run, struct cfg *file);
 

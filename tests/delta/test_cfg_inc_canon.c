@@ -40,10 +40,11 @@ canon_rec(const struct cfg *c, int k, const void *rec, char *buf, size_t len)
 	} else if (k == CFG_DK_QPS) {
 		const struct cfg_qp *q = rec;
 
-		snprintf(buf, len, "Q %s %s %" PRIu32 " pqpn=%" PRIu32 " type=%d peer=%s/%" PRIu32 " rate=%d/%" PRIu64
+		/* A half's peer is its vip alone: "peer=10.1.0.1/-1". */
+		snprintf(buf, len, "Q %s %s %" PRIu32 " pqpn=%" PRIu32 " type=%d peer=%s/%" PRId64 " rate=%d/%" PRIu64
 			 "/%" PRIu64, c->tenants[q->tenant].name, ipstr(&q->vip, a), q->vqpn, q->pqpn, (int)q->type,
-			 q->has_peer ? ipstr(&q->peer_vip, b) : "-", q->has_peer ? q->peer_vqpn : 0, q->rate.set,
-			 q->rate.bps, q->rate.burst_bytes);
+			 q->has_peer ? ipstr(&q->peer_vip, b) : "-", q->has_peer_vqpn ? (int64_t)q->peer_vqpn : -1,
+			 q->rate.set, q->rate.bps, q->rate.burst_bytes);
 	} else {
 		const struct cfg_mr *m = rec;
 
@@ -210,16 +211,31 @@ index_consistent(const struct cfg *c)
 	return ok;
 }
 
-/* An endpoint of @a with the key of one of @b but not equal to it. */
+/*
+ * An endpoint of @a with the key of one of @b but not equal to it, or one
+ * of a learning tenant (a half's source, perhaps) that @b does not have, or
+ * a tenant that learns in one and not in the other.
+ */
 static bool
 endpoint_modified(const struct cfg *a, const struct cfg *b)
 {
-	for (uint32_t i = 0; i < a->n_endpoints; i++)
-		for (uint32_t j = 0; j < b->n_endpoints; j++)
-			if (a->endpoints[i].tenant == b->endpoints[j].tenant &&
-			    cfg_ip_equal(&a->endpoints[i].vip, &b->endpoints[j].vip) &&
-			    !cfg_inc_ep_equal(&a->endpoints[i], &b->endpoints[j]))
+	for (uint32_t t = 0; t < a->n_tenants && t < b->n_tenants; t++)
+		if (a->tenants[t].qp_learning != b->tenants[t].qp_learning)
+			return true;
+	for (uint32_t i = 0; i < a->n_endpoints; i++) {
+		bool kept = false;
+
+		for (uint32_t j = 0; j < b->n_endpoints; j++) {
+			if (a->endpoints[i].tenant != b->endpoints[j].tenant ||
+			    !cfg_ip_equal(&a->endpoints[i].vip, &b->endpoints[j].vip))
+				continue;
+			if (!cfg_inc_ep_equal(&a->endpoints[i], &b->endpoints[j]))
 				return true;
+			kept = true;
+		}
+		if (!kept && a->tenants[a->endpoints[i].tenant].qp_learning)
+			return true;
+	}
 	return false;
 }
 

@@ -7,7 +7,10 @@
  * endpoints resolved to keys); whenever the full path rejects one,
  * cfg_inc_prepare() must have said no.  The batches draw from small pools of
  * vips (IPv4 and IPv6), hosts, vqpns, pqpns and psrqns so that collisions, missing peers and
- * endpoints still in use come up often.  INC_SEED and INC_BATCHES in the
+ * endpoints still in use come up often.  Green learns its QPs: halves
+ * (cfg_qp_half()) come and go there, and now and then one in a tenant that
+ * does not learn, of the wrong type, from a vip that is no endpoint, or
+ * named by a full QP as its peer.  INC_SEED and INC_BATCHES in the
  * environment change the seed (default 1) and the count (default 4000).
  */
 #include <inttypes.h>
@@ -20,18 +23,22 @@
 
 #include "test_cfg_inc.h"
 
-/* red allows few QPs, so that batches exceed its max_qps. */
+/* red and green allow few QPs, so that batches exceed their max_qps; green learns. */
 static const char base[] =
 	"{\"version\": 1, \"ports\": ["
 	"{\"name\": \"up\", \"device\": \"net_null0\", \"role\": \"uplink\", \"ip\": \"10.0.0.1\", "
 	"\"mac\": \"02:00:00:00:00:01\", \"gateway_mac\": \"02:00:00:00:00:fe\"}, "
 	"{\"name\": \"pb\", \"device\": \"net_null1\", \"role\": \"tenant\", \"tenant\": \"blue\", \"mac\": \"02:00:00:00:01:01\"}, "
-	"{\"name\": \"pr\", \"device\": \"net_null2\", \"role\": \"tenant\", \"tenant\": \"red\", \"mac\": \"02:00:00:00:02:01\"}], "
-	"\"tenants\": [{\"name\": \"blue\", \"vni\": 100}, {\"name\": \"red\", \"vni\": 200, \"max_qps\": 12}], "
+	"{\"name\": \"pr\", \"device\": \"net_null2\", \"role\": \"tenant\", \"tenant\": \"red\", \"mac\": \"02:00:00:00:02:01\"}, "
+	"{\"name\": \"pg\", \"device\": \"net_null3\", \"role\": \"tenant\", \"tenant\": \"green\", \"mac\": \"02:00:00:00:03:01\"}], "
+	"\"tenants\": [{\"name\": \"blue\", \"vni\": 100}, {\"name\": \"red\", \"vni\": 200, \"max_qps\": 12}, "
+	"{\"name\": \"green\", \"vni\": 300, \"max_qps\": 16, \"qp_learning\": true}], "
 	"\"endpoints\": [{\"tenant\": \"blue\", \"vip\": \"10.1.0.1\", \"host\": \"10.0.0.1\", \"port\": \"pb\", "
 	"\"mac\": \"02:00:00:00:aa:01\"}, {\"tenant\": \"blue\", \"vip\": \"10.1.0.2\", \"host\": \"10.0.0.2\"}, "
 	"{\"tenant\": \"red\", \"vip\": \"10.1.0.1\", \"host\": \"10.0.0.1\", \"port\": \"pr\", \"mac\": \"02:00:00:00:bb:01\"}, "
-	"{\"tenant\": \"red\", \"vip\": \"10.1.0.2\", \"host\": \"10.0.0.2\"}]}";
+	"{\"tenant\": \"red\", \"vip\": \"10.1.0.2\", \"host\": \"10.0.0.2\"}, "
+	"{\"tenant\": \"green\", \"vip\": \"10.1.0.1\", \"host\": \"10.0.0.1\", \"port\": \"pg\", \"mac\": \"02:00:00:00:dd:01\"}, "
+	"{\"tenant\": \"green\", \"vip\": \"10.1.0.2\", \"host\": \"10.0.0.2\"}]}";
 
 static uint64_t rng;
 
@@ -47,7 +54,7 @@ rnd(uint32_t n)
 /* The request being written: each section's records, comma-separated. */
 struct batch {
 	char sec[2][3][16384];  /* [put, delete][endpoints, qps, mrs] */
-	bool tenant;            /* put red's tenant record again (the full path) */
+	int tenant;             /* a tenant record put (the full path): 0 none, else tenant_puts[tenant - 1] */
 };
 
 static void
@@ -66,7 +73,16 @@ add(struct batch *b, int del, int k, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *const tenants[] = { "blue", "red" };
+static const char *const tenants[] = { "blue", "red", "green" };
+static const char *const tenant_ports[] = { "pb", "pr", "pg" };
+/* Red as it is; green as it is, or no longer learning (rejected while it has halves). */
+static const char *const tenant_puts[] = {
+	"{\"name\": \"red\", \"vni\": 200, \"max_qps\": 12}",
+	"{\"name\": \"green\", \"vni\": 300, \"max_qps\": 16, \"qp_learning\": true}",
+	"{\"name\": \"green\", \"vni\": 300, \"max_qps\": 16}",
+};
+/* The peer vqpn of a half: none (QPN 0 is reserved, so never a peer's). */
+#define HALF 0u
 static const char *const types[] = { "rc", "uc", "ud", "xrc_ini", "xrc_tgt" };
 
 /* Vips 0 to 8 are IPv4, the rest IPv6. */
@@ -112,6 +128,10 @@ put_qp(struct batch *b, const char *t, const char *vip, uint32_t vqpn, uint32_t 
 	if (type == CFG_QP_UD)
 		add(b, 0, CFG_DK_QPS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"vqpn\": %" PRIu32 ", \"pqpn\": %" PRIu32
 		    ", \"type\": \"ud\"}", t, vip, vqpn, pqpn);
+	else if (pvqpn == HALF)
+		add(b, 0, CFG_DK_QPS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"vqpn\": %" PRIu32 ", \"pqpn\": %" PRIu32
+		    ", \"type\": \"%s\", \"peer\": {\"vip\": \"%s\"}%s}", t, vip, vqpn, pqpn, types[type], pvip,
+		    rnd(4) ? "" : ", \"rate\": {\"gbps\": 3}");
 	else
 		add(b, 0, CFG_DK_QPS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"vqpn\": %" PRIu32 ", \"pqpn\": %" PRIu32
 		    ", \"type\": \"%s\", \"peer\": {\"vip\": \"%s\", \"vqpn\": %" PRIu32 "}%s}", t, vip, vqpn, pqpn,
@@ -144,17 +164,41 @@ some_vip(const struct cfg *c, int t, char *buf)
 	vip_of(rnd(12), buf);
 }
 
+/*
+ * Halves of tenant @t, from @v1 to (@v2, @q2) and perhaps back to (@v1,
+ * @q1) as the learners of two hosts write them; now and then of the wrong
+ * type; or a full QP that names a running half as its peer.
+ */
+static void
+half_op(struct batch *b, const struct cfg *c, int t, const char *v1, const char *v2, uint32_t q1, uint32_t q2)
+{
+	int type = rnd(12) ? (rnd(2) ? CFG_QP_RC : CFG_QP_UC) : CFG_QP_XRC_INI;
+	const struct cfg_qp *h = c->n_qps ? &c->qps[rnd(c->n_qps)] : NULL;
+	char a[CFG_IP_STRLEN], p[CFG_IP_STRLEN];
+
+	if (h && cfg_qp_half(h) && !rnd(6)) {
+		put_qp(b, c->tenants[h->tenant].name, ip(&h->peer_vip, a), q1, 4096 + rnd(400), (int)h->type,
+		       ip(&h->vip, p), h->vqpn);
+		return;
+	}
+	put_qp(b, tenants[t], v2, q2, 4096 + rnd(400), type, v1, HALF);
+	if (!rnd(3))
+		put_qp(b, tenants[t], v1, q1, 4096 + rnd(400), type, v2, HALF);
+}
+
 /* One random operation of the batch. */
 static void
 one_op(struct batch *b, const struct cfg *c)
 {
-	int t = (int)rnd(2), type;
+	int t = (int)rnd(3), type;
 	char v1[CFG_IP_STRLEN], v2[CFG_IP_STRLEN];
 	uint32_t op = rnd(100), q1 = 16 + rnd(40), q2 = 16 + rnd(40);
 
 	some_vip(c, t, v1);
 	some_vip(c, t, v2);
-	if (op < 35) {          /* a connection; sometimes only half, or ill-typed */
+	if (op < 35 && (t == 2 ? rnd(3) != 0 : rnd(40) == 0)) { /* halves, rarely where they cannot be */
+		half_op(b, c, t, v1, v2, q1, q2);
+	} else if (op < 35) {   /* a connection; sometimes only half, or ill-typed */
 		type = (int)rnd(5);
 		if (type == CFG_QP_UD)
 			type = CFG_QP_RC;
@@ -175,7 +219,7 @@ one_op(struct batch *b, const struct cfg *c)
 		const struct cfg_qp *q = &c->qps[rnd(c->n_qps)];
 
 		put_qp(b, c->tenants[q->tenant].name, ip(&q->vip, v1), q->vqpn, rnd(2) ? q->pqpn : 4096 + rnd(400),
-		       (int)q->type, q->has_peer ? ip(&q->peer_vip, v2) : NULL, q->peer_vqpn);
+		       (int)q->type, q->has_peer ? ip(&q->peer_vip, v2) : NULL, q->has_peer_vqpn ? q->peer_vqpn : HALF);
 	} else if (op < 74) {   /* an MR added or put again */
 		add(b, 0, CFG_DK_MRS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"rkey\": %" PRIu32 ", \"addr\": 4096, "
 		    "\"length\": %" PRIu32 ", \"target_rkey\": 1, \"target_addr\": 0, \"access\": [\"remote_read\"]}",
@@ -198,7 +242,7 @@ one_op(struct batch *b, const struct cfg *c)
 		else
 			add(b, 0, CFG_DK_ENDPOINTS, "{\"tenant\": \"%s\", \"vip\": \"%s\", \"host\": \"10.0.0.1\", "
 			    "\"port\": \"%s\", \"mac\": \"02:00:00:00:cc:01\", \"xrc_srqs\": [%s]}", tenants[t], v1,
-			    rnd(8) ? (t ? "pr" : "pb") : "pr", srq);
+			    rnd(8) ? tenant_ports[t] : "pr", srq);
 	} else if (op < 93 && c->n_endpoints) { /* an endpoint deleted (in use or not) */
 		const struct cfg_endpoint *e = &c->endpoints[rnd(c->n_endpoints)];
 
@@ -206,7 +250,7 @@ one_op(struct batch *b, const struct cfg *c)
 	} else if (op < 97 && c->n_endpoints) { /* an endpoint put again, equal or moved */
 		put_endpoint(b, c, &c->endpoints[rnd(c->n_endpoints)], rnd(4) ? NULL : "10.0.0.9");
 	} else if (op < 98) {   /* a tenant put: the full path */
-		b->tenant = true;
+		b->tenant = 1 + (int)rnd(3);
 	} else {                /* a delete of what does not exist */
 		del_key(b, CFG_DK_QPS, tenants[t], "10.9.9.9", 1);
 	}
@@ -220,7 +264,7 @@ render(const struct batch *b, char *out, size_t len)
 
 	for (int d = 0; d < 2; d++) {
 		n += snprintf(out + n, len - n, ", \"%s\": {\"tenants\": [%s]", d ? "delete" : "put",
-			      b->tenant && !d ? "{\"name\": \"red\", \"vni\": 200, \"max_qps\": 12}" : "");
+			      b->tenant && !d ? tenant_puts[b->tenant - 1] : "");
 		for (int k = 0; k < 3; k++)
 			if (b->sec[d][k][0])
 				n += snprintf(out + n, len - n, ", \"%s\": [%s]", kn[k], b->sec[d][k]);
@@ -244,6 +288,7 @@ test_inc_random(void)
 	rng = rng * 0x9e3779b97f4a7c15ull + 1;
 	struct cfg *snap = cfg_dup(c);
 	uint32_t diffs[2] = { 0 };
+	uint64_t halves = 0;     /* halves running, summed over the batches */
 
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t ops = 1 + rnd(4);
@@ -267,13 +312,19 @@ test_inc_random(void)
 			one_op(&b, c);
 		p = run_both(&c, render(&b, json, sizeof(json)), NULL);
 		paths[p]++;
+		for (uint32_t q = 0; q < c->n_qps; q++)
+			halves += cfg_qp_half(&c->qps[q]);
 		if (p == BOTH_MISMATCH || p == BOTH_SYNTAX)
 			break;
 	}
 	printf("\n  %u batches: incremental %u, full path %u, rejected %u, mismatches %u; %u endpoints, %u qps, "
 	       "%u mrs at the end\n", n, paths[BOTH_INC], paths[BOTH_FULL], paths[BOTH_REJECTED], paths[BOTH_MISMATCH],
 	       c->n_endpoints, c->n_qps, c->n_mrs);
-	printf("  file diffs: %u as change lists, %u declined (an endpoint modified)\n", diffs[1], diffs[0]);
+	printf("  file diffs: %u as change lists, %u declined (an endpoint modified or a learning tenant's gone, or "
+	       "learning turned)\n",
+	       diffs[1], diffs[0]);
+	printf("  halves: %.1f running on average\n", n ? (double)halves / n : 0.0);
+	CU_ASSERT(halves > n);
 	CU_ASSERT(diffs[1] > 0);
 	cfg_free(snap);
 	CU_ASSERT_EQUAL(paths[BOTH_MISMATCH], 0);

@@ -94,12 +94,12 @@ test_load(void)
 	cfg_free(c);
 
 	expect_error(DOC("10.0.0.1", "[" HALF("red", "192.168.1.20", 33, 8193, "rc", "192.168.1.10") "]"),
-		     "x.json: qps[0].peer: names no vqpn, and tenant \"red\" does not learn its QPs (\"qp_learning\")");
+		     "x.json: qps[0].peer.vqpn: missing required key (tenant \"red\" does not learn its QPs: "
+		     "\"qp_learning\")");
 	expect_error(DOC("10.0.0.1", "[" HALF("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.99") "]"),
-		     "x.json: qps[0].peer: 192.168.1.99 is not an endpoint of tenant \"blue\"");
+		     "x.json: qps[0].peer.vip: 192.168.1.99 is not an endpoint of tenant \"blue\"");
 	expect_error(DOC("10.0.0.1", "[" HALF("blue", "192.168.1.20", 33, 8193, "xrc_ini", "192.168.1.10") "]"),
-		     "x.json: qps[0].peer: missing required key \"vqpn\" (only rc and uc QPs of a learning tenant "
-		     "name their peer by its vip alone)");
+		     "x.json: qps[0].type: a half (a peer without \"vqpn\") is rc or uc, not xrc_ini");
 	expect_error(DOC("10.0.0.1", "[" HALF("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.10") ","
 			 HALF("blue", "192.168.1.20", 34, 8193, "rc", "192.168.1.11") "]"),
 		     "x.json: qps[1].pqpn: 8193 is already used on host 10.0.0.2 by qps[0]");
@@ -160,8 +160,8 @@ test_delta(void)
 	cfg_free(c);
 	/* The same checks as the file's, by the request's path. */
 	c = delta(run, "{\"put\":{\"qps\":[" HALF("red", "192.168.1.20", 33, 8199, "rc", "192.168.1.10") "]}}");
-	CU_ASSERT(!c && errs.n == 1 && !strcmp(errs.msg[0], "d: put.qps[0].peer: names no vqpn, and tenant \"red\" "
-					      "does not learn its QPs (\"qp_learning\")"));
+	CU_ASSERT(!c && errs.n == 1 && !strcmp(errs.msg[0], "d: put.qps[0].peer.vqpn: missing required key (tenant "
+					      "\"red\" does not learn its QPs: \"qp_learning\")"));
 	/* The endpoint a half names as its source is in use: the half is named by its key. */
 	c = delta(run, "{\"delete\":{\"endpoints\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.11\"}],"
 		  "\"qps\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.11\",\"vqpn\":40}]}}");
@@ -169,8 +169,8 @@ test_delta(void)
 	cfg_free(c);
 	c = delta(run, "{\"delete\":{\"endpoints\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.10\"}],"
 		  "\"qps\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.10\",\"vqpn\":17}]}}");
-	CU_ASSERT(!c && errs.n >= 1 && strstr(errs.msg[0], "qps{blue 192.168.1.20 33}.peer: 192.168.1.10 is not an "
-					      "endpoint of tenant \"blue\"") != NULL);
+	CU_ASSERT(!c && errs.n >= 1 && strstr(errs.msg[0], "qps{blue 192.168.1.20 33}.peer.vip: 192.168.1.10 is not "
+					      "an endpoint of tenant \"blue\"") != NULL);
 	/* Learning turned off while halves exist. */
 	c = delta(run, "{\"put\":{\"tenants\":[{\"name\":\"blue\",\"vni\":100}]}}");
 	CU_ASSERT(!c && errs.n == 3 && strstr(errs.msg[0], "does not learn its QPs") != NULL);
