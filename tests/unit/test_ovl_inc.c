@@ -269,6 +269,7 @@ static bool
 qp_same(const struct cfg_qp *a, const struct cfg_qp *b)
 {
 	return a->pqpn == b->pqpn && a->type == b->type && a->has_peer == b->has_peer &&
+	       a->has_peer_vqpn == b->has_peer_vqpn &&
 	       (!a->has_peer || (a->peer_vqpn == b->peer_vqpn && cfg_ip_equal(&a->peer_vip, &b->peer_vip))) &&
 	       a->rate.set == b->rate.set && a->rate.bps == b->rate.bps;
 }
