@@ -33,6 +33,8 @@ extern "C" {
 /* Largest QPN: QPNs are 24-bit. QPN 0 and 1 are reserved (SMI and GSI). */
 #define CFG_QPN_MAX 0xffffffu
 #define CFG_QPN_FIRST 2u
+/* The GSI QP (QP1), which an endpoint's UD record may name: its RDMA-CM traffic (docs/learning.md). */
+#define ROCE_QPN_GSI_CFG 1u
 /* Largest VNI: VNIs are 24-bit. */
 #define CFG_VNI_MAX 0xffffffu
 /* Room for any address that cfg_ip_format() writes, with its NUL. */

@@ -147,7 +147,8 @@ parse_uint(struct cfg_diag *dg, const struct cfg_field *f, const struct cfg_jv *
 }
 
 static bool
-parse_qpn(struct cfg_diag *dg, const struct cfg_jv *v, const struct cfg_path *path, uint32_t *at)
+parse_qpn(struct cfg_diag *dg, const struct cfg_field *f, const struct cfg_jv *v, const struct cfg_path *path,
+	  uint32_t *at)
 {
 	char txt[80];
 	uint64_t x;
@@ -159,7 +160,8 @@ parse_qpn(struct cfg_diag *dg, const struct cfg_jv *v, const struct cfg_path *pa
 			num_text(v, x, txt, sizeof(txt)), CFG_QPN_MAX);
 		return false;
 	}
-	if (x < CFG_QPN_FIRST) {
+	/* A field whose .min is 1 takes the GSI QP too (a QP's vqpn: its type says whether it may). */
+	if (x < CFG_QPN_FIRST && !(x == ROCE_QPN_GSI_CFG && f->min == ROCE_QPN_GSI_CFG)) {
 		cfg_err(dg, path, "QPN %" PRIu64 " is reserved (QPNs 0 and 1 are special)", x);
 		return false;
 	}
@@ -393,7 +395,7 @@ cfg_value_parse(struct cfg_diag *dg, const struct cfg_field *f, const struct cfg
 	case CFG_F_UINT:
 		return parse_uint(dg, f, v, path, at);
 	case CFG_F_QPN:
-		return parse_qpn(dg, v, path, at);
+		return parse_qpn(dg, f, v, path, at);
 	case CFG_F_GBPS:
 		return parse_gbps(dg, f, v, path, at);
 	case CFG_F_IP:

@@ -27,7 +27,8 @@ static const struct cfg_field qp_fields[] = {
 	[CFG_Q_TENANT] = CFG_FIELD(struct cfg_qp, "tenant", CFG_F_REF, CFG_REQUIRED, tenant,
 				   .ref = &cfg_ref_tenant),
 	[CFG_Q_VIP] = CFG_FIELD(struct cfg_qp, "vip", CFG_F_IP, CFG_REQUIRED, vip),
-	[CFG_Q_VQPN] = CFG_FIELD(struct cfg_qp, "vqpn", CFG_F_QPN, CFG_REQUIRED, vqpn),
+	/* 1, the GSI QP, for a UD record only: cfg_qp_type_check(). */
+	[CFG_Q_VQPN] = CFG_FIELD(struct cfg_qp, "vqpn", CFG_F_QPN, CFG_REQUIRED, vqpn, .min = ROCE_QPN_GSI_CFG),
 	[CFG_Q_PQPN] = CFG_FIELD(struct cfg_qp, "pqpn", CFG_F_QPN, CFG_REQUIRED, pqpn),
 	[CFG_Q_TYPE] = CFG_FIELD(struct cfg_qp, "type", CFG_F_ENUM, CFG_REQUIRED, type,
 				 .names = cfg_qp_type_names),
@@ -103,7 +104,10 @@ cfg_qp_type_check(struct cfg_ld *ld, const struct cfg_rec *r)
 
 	if (!(r->ok & CFG_BIT(CFG_Q_TYPE)))
 		return;
-	if (q->type != CFG_QP_UD && !(r->present & CFG_BIT(CFG_Q_PEER)))
+	if ((r->ok & CFG_BIT(CFG_Q_VQPN)) && q->vqpn == ROCE_QPN_GSI_CFG && q->type != CFG_QP_UD)
+		CFG_REC_ERR(ld, &r->path, "vqpn", "QPN 1 is reserved (QPNs 0 and 1 are special; 1, the GSI QP, "
+			    "only on a ud QP)");
+	else if (q->type != CFG_QP_UD && !(r->present & CFG_BIT(CFG_Q_PEER)))
 		CFG_REC_ERR(ld, &r->path, "peer", "missing required key (%s QPs need a peer)",
 			    cfg_qp_type_names[q->type]);
 	else if (q->type == CFG_QP_UD && (r->present & CFG_BIT(CFG_Q_PEER)))

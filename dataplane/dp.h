@@ -147,6 +147,8 @@ struct dp_stats {
 	uint64_t ce_cleared;  /* CE marks removed before delivery to a tenant */
 	uint64_t held;        /* frames of learning tenants held while their destination resolves */
 	uint64_t hold_released; /* ... and run through the path once it did */
+	uint64_t gsi_forwarded;   /* RDMA-CM MADs of learning tenants let through to QP1 lookups */
+	uint64_t gsi_class_dropped; /* a learning tenant's QP1 frames of another class or form: gsi */
 } __rte_cache_aligned;
 
 /*

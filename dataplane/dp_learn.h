@@ -34,8 +34,10 @@
 /* One destination being resolved, and its frames in arrival order. */
 struct dp_hold_conn {
 	uint8_t dst[16];
+	uint8_t src[16];          /* its first frame's source */
 	uint8_t alen;             /* 0: a free entry */
 	uint8_t asked;            /* its request is in the learner's ring */
+	uint8_t fabric;           /* from an uplink: waits for the sender (dst, dqpn) in by_fabric, asks nothing */
 	uint16_t port;            /* the tenant port the frames came from */
 	uint16_t n;
 	uint32_t dqpn;

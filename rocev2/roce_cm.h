@@ -22,6 +22,8 @@
 #define ROCE_MAD_HDR_LEN 24u
 /* The common header's management class of the Communication Manager. */
 #define ROCE_MAD_CLASS_CM 0x07u
+/* The GSI QP's well-known Q_Key (IBTA 1.5 vol 1, 13.5.1.1). */
+#define ROCE_GSI_QKEY 0x80010000u
 
 /* The CM's attribute IDs (IBTA 12.6). */
 enum roce_cm_attr {

@@ -150,6 +150,24 @@ half_json(const char *tenant, const struct ovl_ip *dst, uint32_t dqpn, uint32_t 
 	return txt;
 }
 
+/* The UD record of @vip's GSI QP (QP1): @pqpn 0 for none (its owner chooses). */
+static char *
+gsi_json(const char *tenant, const struct ovl_ip *vip, uint32_t pqpn)
+{
+	char v[CFG_IP_STRLEN];
+	json_t *r = json_pack("{s:s, s:s, s:i, s:s}", "tenant", tenant, "vip", ip_str(vip, v), "vqpn", ROCE_GSI_QPN,
+			      "type", "ud");
+	char *txt;
+
+	if (!r)
+		return NULL;
+	if (pqpn)
+		json_object_set_new(r, "pqpn", json_integer(pqpn));
+	txt = json_dumps(r, JSON_COMPACT);
+	json_decref(r);
+	return txt;
+}
+
 /* Records (JSON texts, comma-separated) gathered for one batch. */
 struct batch {
 	char *txt;
@@ -289,8 +307,12 @@ resolve_remote(const struct dp_learn_req *r, const char *tenant, const struct ov
 	remember(r, true, key);
 }
 
+/* The job of a request (handle()). */
+struct job;
+static void resolve_gsi(const struct job *j);
+
 /* What a request comes to, decided under ctl_lock. */
-enum verdict { V_NONE, V_KNOWN, V_RATE, V_LOCAL, V_REMOTE, V_QUOTA };
+enum verdict { V_NONE, V_KNOWN, V_RATE, V_LOCAL, V_REMOTE, V_QUOTA, V_GSI };
 
 struct job {
 	const struct dp_learn_req *r;
@@ -298,6 +320,8 @@ struct job {
 	char *tenant;
 	struct ovl_ip dst, src;
 	char *rec;                /* V_LOCAL: the record, with its pqpn */
+	/* V_GSI: the QP1 records missing, of the source [0] and the destination [1], and where they go. */
+	bool gsi_missing[2], gsi_local[2];
 };
 
 static bool
@@ -324,6 +348,20 @@ decide(const struct ovl *o, struct job *j, const struct job *before, unsigned n_
 			j->v = V_KNOWN;
 			return;
 		}
+	if (r->type == CFG_QP_UD) {
+		/* RDMA-CM: both ends' QP1 records, those missing. */
+		uint32_t se = ovl_lookup_endpoint(o, t, j->src.b, r->alen);
+
+		for (int k = 0; k < 2; k++) {
+			j->gsi_missing[k] = ovl_lookup_qp(o, t, k ? &j->dst : &j->src, ROCE_GSI_QPN) == OVL_NONE;
+			j->gsi_local[k] = k ? o->endpoints[de].local : se != OVL_NONE && o->endpoints[se].local;
+		}
+		j->v = !j->gsi_missing[0] && !j->gsi_missing[1] ? V_KNOWN :
+		       !rate_take(r->tslot, rte_rdtsc()) ? V_RATE : tn->n_qps + 2 > tn->max_qps ? V_QUOTA : V_GSI;
+		if (j->v != V_KNOWN && !(j->tenant = strdup(tn->name)))
+			j->v = V_NONE;
+		return;
+	}
 	/* A record of that key already (resolved meanwhile, or another source's): nothing to learn. */
 	if (ovl_lookup_qp(o, t, &j->dst, r->dqpn) != OVL_NONE)
 		j->v = V_KNOWN;
@@ -341,6 +379,41 @@ decide(const struct ovl *o, struct job *j, const struct job *before, unsigned n_
 	if (j->v == V_LOCAL && !(j->rec = half_json(j->tenant, &j->dst, r->dqpn, pqpn_next(), r->type, &j->src,
 						    false)))
 		j->v = V_NONE;
+}
+
+/*
+ * RDMA-CM between two endpoints: the UD records of their QP1s that are
+ * missing.  With etcd they go there, local ones too (every host that meets
+ * the endpoint's MADs must find its QP1 there), without pqpn: each owner
+ * allocates; without etcd a local one is applied here, and a remote one
+ * cannot be.  They stay as long as their endpoint (or the lease).
+ */
+static void
+resolve_gsi(const struct job *j)
+{
+	const char *prefix = dp_cluster_prefix();
+
+	for (int k = 0; k < 2; k++) {
+		const struct ovl_ip *vip = k ? &j->dst : &j->src;
+		char v[CFG_IP_STRLEN], *key = NULL, *rec;
+
+		if (!j->gsi_missing[k])
+			continue;
+		if (!prefix && !j->gsi_local[k]) {
+			dp_learn_st.refused_no_etcd++;
+			continue;
+		}
+		rec = gsi_json(j->tenant, vip, prefix ? 0 : pqpn_next());
+		if (rec && prefix && asprintf(&key, "%s/qps/%s/%s/%u", prefix, j->tenant, ip_str(vip, v), ROCE_GSI_QPN) >= 0 &&
+		    dp_cluster_learn_put(key, rec) == 0)
+			dp_learn_st.learned++;
+		else if (rec && !prefix && apply_one("put", rec, NULL) == 0)
+			dp_learn_st.learned++;
+		else
+			dp_learn_st.refused_other++;
+		free(key);
+		free(rec);
+	}
 }
 
 /*
@@ -397,6 +470,9 @@ handle(const struct dp_learn_req *reqs, unsigned n)
 			break;
 		case V_REMOTE:
 			resolve_remote(j->r, j->tenant, &j->dst, &j->src);
+			break;
+		case V_GSI:
+			resolve_gsi(j);
 			break;
 		}
 		free(j->tenant);
@@ -499,7 +575,7 @@ learn_main(void *arg)
 static int
 tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	uint64_t resolving = 0, held_now = 0, held = 0, released = 0, unresolved = 0;
+	uint64_t resolving = 0, held_now = 0, held = 0, released = 0, unresolved = 0, gsi = 0, gsi_class = 0;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
@@ -511,6 +587,8 @@ tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 		held += lc->stats.held;
 		released += lc->stats.hold_released;
 		unresolved += lc->stats.drops[DP_DROP_UNRESOLVED];
+		gsi += lc->stats.gsi_forwarded;
+		gsi_class += lc->stats.gsi_class_dropped;
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "requests", dp_learn_st.requests);
@@ -530,6 +608,8 @@ tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "refused_rate", dp_learn_st.refused_rate);
 	rte_tel_data_add_dict_u64(d, "refused_no_etcd", dp_learn_st.refused_no_etcd);
 	rte_tel_data_add_dict_u64(d, "refused_other", dp_learn_st.refused_other);
+	rte_tel_data_add_dict_u64(d, "gsi_forwarded", gsi);
+	rte_tel_data_add_dict_u64(d, "gsi_dropped_class", gsi_class);
 	pthread_mutex_lock(&dp_cluster_st.lock);
 	rte_tel_data_add_dict_u64(d, "etcd_puts", dp_cluster_st.learn_puts);
 	rte_tel_data_add_dict_u64(d, "etcd_exists", dp_cluster_st.learn_exists);

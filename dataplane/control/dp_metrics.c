@@ -232,6 +232,11 @@ learn_put(struct out *o, const struct dp_stats *s)
 	put(o, "roce_learn_frames_held_total %" PRIu64 "\n", s->held);
 	family(o, "roce_learn_frames_released_total", "counter", "held frames forwarded once it had");
 	put(o, "roce_learn_frames_released_total %" PRIu64 "\n", s->hold_released);
+	family(o, "roce_learn_gsi_forwarded_total", "counter", "RDMA-CM MADs of learning tenants let through to QP1");
+	put(o, "roce_learn_gsi_forwarded_total %" PRIu64 "\n", s->gsi_forwarded);
+	family(o, "roce_learn_gsi_dropped_class_total", "counter",
+	       "a learning tenant's QP1 frames of another management class or form (dropped as gsi)");
+	put(o, "roce_learn_gsi_dropped_class_total %" PRIu64 "\n", s->gsi_class_dropped);
 }
 
 static void

@@ -37,15 +37,20 @@ dp_hold_has(struct dp_lcore *lc, const struct dp_burst *b, const struct dp_pkt *
 	return hold_find(&lc->hold, b->in_port, ip_dst(p->data, &p->pkt), ip_addr_len(&p->pkt), p->dqpn) != NULL;
 }
 
-/* The QP type a first frame tells: RC and UC are learned; anything else is not. */
+/*
+ * The QP type a first frame tells: RC and UC are learned, and UD to QP1 (the
+ * GSI records of both ends, for RDMA-CM); anything else is not.
+ */
 static int
-learn_type(uint8_t opcode)
+learn_type(uint8_t opcode, uint32_t dqpn)
 {
 	switch (roce_opcode_transport(opcode)) {
 	case ROCE_TR_RC:
 		return CFG_QP_RC;
 	case ROCE_TR_UC:
 		return CFG_QP_UC;
+	case ROCE_TR_UD:
+		return dqpn == ROCE_GSI_QPN ? CFG_QP_UD : -1;
 	default:
 		return -1;
 	}
@@ -61,7 +66,7 @@ ask(const struct dp_lcore *lc, const struct dp_hold_conn *c, const struct dp_pkt
 	r.dqpn = c->dqpn;
 	r.port = c->port;
 	r.alen = c->alen;
-	r.type = (uint8_t)learn_type(p->pkt.opcode);
+	r.type = (uint8_t)learn_type(p->pkt.opcode, c->dqpn);
 	memcpy(r.src, ip_src(p->data, &p->pkt), c->alen);
 	memcpy(r.dst, c->dst, c->alen);
 	return rte_ring_mp_enqueue_elem(dp_learn_ring, &r, sizeof(r)) == 0;
@@ -81,7 +86,7 @@ hold_open(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p, struc
 	if (ep == OVL_NONE || !o->endpoints[ep].local || o->endpoints[ep].port != b->in_port ||
 	    !dp_mac_eq(p->data + 6, o->endpoints[ep].mac))
 		return DP_DROP_SPOOFED_SOURCE;
-	if (learn_type(p->pkt.opcode) < 0)
+	if (learn_type(p->pkt.opcode, p->dqpn) < 0)
 		return DP_DROP_NO_CONNECTION;
 	if (h->n_conns == DP_HOLD_CONNS || !dp_learn_ring)
 		return DP_DROP_UNRESOLVED;
@@ -89,15 +94,55 @@ hold_open(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p, struc
 		if (!h->c[i].alen)
 			c = &h->c[i];
 	memcpy(c->dst, ip_dst(p->data, &p->pkt), alen);
+	memcpy(c->src, ip_src(p->data, &p->pkt), alen);
 	c->alen = (uint8_t)alen;
 	c->dqpn = p->dqpn;
 	c->port = b->in_port;
 	c->n = 0;
 	c->since = lc->now;
+	c->fabric = 0;
 	c->asked = ask(lc, c, p, b->tenant);
 	h->n_conns++;
 	*out = c;
 	return DP_DROP_NONE;
+}
+
+static enum dp_drop
+hold_put(struct dp_hold *h, struct dp_hold_conn *c, struct dp_lcore *lc, struct dp_pkt *p)
+{
+	c->m[c->n++] = p->m;
+	h->n_frames++;
+	lc->stats.held++;
+	p->out = DP_PORT_HELD;
+	p->done = 1;
+	return DP_DROP_NONE;
+}
+
+enum dp_drop
+dp_hold_fabric(struct dp_lcore *lc, struct dp_pkt *p, const uint8_t *host, unsigned alen, uint32_t qpn)
+{
+	struct dp_hold *h = &lc->hold;
+	uint16_t port = dp.port_index[p->m->port];
+	struct dp_hold_conn *c = hold_find(h, port, host, alen, qpn);
+
+	/* Only where the learner runs (the fuzzer and the benchmarks have none). */
+	if (!dp_learn_ring || h->n_frames >= DP_HOLD_FRAMES || (c && c->n == DP_HOLD_PER_CONN) ||
+	    (!c && h->n_conns == DP_HOLD_CONNS))
+		return DP_DROP_SPOOFED_SOURCE;
+	for (uint32_t i = 0; i < DP_HOLD_CONNS && !c; i++)
+		if (!h->c[i].alen) {
+			c = &h->c[i];
+			memcpy(c->dst, host, alen);
+			c->alen = (uint8_t)alen;
+			c->dqpn = qpn;
+			c->port = port;
+			c->n = 0;
+			c->since = lc->now;
+			c->asked = 1;
+			c->fabric = 1;
+			h->n_conns++;
+		}
+	return hold_put(h, c, lc, p);
 }
 
 enum dp_drop
@@ -111,12 +156,7 @@ dp_hold_take(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p)
 		return DP_DROP_UNRESOLVED;
 	if (!c && (why = hold_open(lc, b, p, &c)) != DP_DROP_NONE)
 		return why;
-	c->m[c->n++] = p->m;
-	h->n_frames++;
-	lc->stats.held++;
-	p->out = DP_PORT_HELD;
-	p->done = 1;
-	return DP_DROP_NONE;
+	return hold_put(h, c, lc, p);
 }
 
 static void
@@ -137,15 +177,30 @@ dp_hold_ready(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *port)
 	for (uint32_t i = 0, seen = 0, n = h->n_conns; i < DP_HOLD_CONNS && seen < n; i++) {
 		struct dp_hold_conn *c = &h->c[i];
 		uint32_t tenant;
-		struct ovl_key k;
+		struct ovl_key k, ks;
 		uint16_t got;
 
 		if (!c->alen)
 			continue;
 		seen++;
+		if (c->fabric) {
+			/* A fabric frame to QP1 waits for its sender's QP1 record (dp_ud.c). */
+			k = ovl_key_make(c->dst, c->alen, OVL_SPACE_FABRIC, c->dqpn);
+			if (ovl_table_lookup(&o->by_fabric, &k) != OVL_NONE)
+				goto release;
+			if (lc->now - c->since <= dp_hold_tsc)
+				continue;
+			lc->stats.drops[DP_DROP_UNRESOLVED] += c->n;
+			rte_pktmbuf_free_bulk(c->m, c->n);
+			hold_close(h, c);
+			continue;
+		}
 		tenant = o->ports[c->port].tenant;
 		k = ovl_key_make(c->dst, c->alen, tenant, c->dqpn);
-		if (ovl_table_lookup(&o->by_tenant, &k) == OVL_NONE) {
+		ks = ovl_key_make(c->src, c->alen, tenant, ROCE_GSI_QPN);
+		/* To QP1 the sender's own QP1 record is needed too: it names the sender on the fabric. */
+		if (ovl_table_lookup(&o->by_tenant, &k) == OVL_NONE ||
+		    (c->dqpn == ROCE_GSI_QPN && ovl_table_lookup(&o->by_tenant, &ks) == OVL_NONE)) {
 			if (lc->now - c->since <= dp_hold_tsc && o->tenants[tenant].qp_learning)
 				continue;
 			/* Too long, or the tenant no longer learns: unresolved. */
@@ -155,6 +210,7 @@ dp_hold_ready(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *port)
 			hold_close(h, c);
 			continue;
 		}
+release:
 		got = c->n;
 		memcpy(pkts, c->m, got * sizeof(*pkts));
 		*port = c->port;

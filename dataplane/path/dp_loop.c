@@ -95,8 +95,8 @@ hold_release(struct dp_lcore *lc, struct dp_txq *tq)
 	while ((n = dp_hold_ready(lc, pkts, &port)) != 0) {
 		b.n = n;
 		b.in_port = port;
-		b.uplink = false;
-		b.tenant = lc->ovl->ports[port].tenant;
+		b.uplink = dp.ports[port].uplink;
+		b.tenant = b.uplink ? 0 : lc->ovl->ports[port].tenant;
 		for (uint16_t k = 0; k < n; k++)
 			b.p[k].m = pkts[k];
 		burst_stages(lc, &b, tq, NULL, false);

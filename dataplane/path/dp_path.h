@@ -136,6 +136,13 @@ dp_nak_refusable(enum dp_drop why)
 #define DP_PORT_HELD (DP_PORT_NONE - 1)
 /* Hold @p (a tenant frame with no connection); DP_DROP_NONE, or why it is dropped instead. */
 enum dp_drop dp_hold_take(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p);
+/*
+ * Hold a fabric frame to a QP1 whose sender (@host, its QP1's pqpn @qpn) this
+ * host does not know yet: its record is on the way through etcd.
+ * DP_DROP_NONE, or spoofed_source when it cannot wait.
+ */
+enum dp_drop dp_hold_fabric(struct dp_lcore *lc, struct dp_pkt *p, const uint8_t *host, unsigned alen,
+			    uint32_t qpn);
 /* Are frames of @p's destination, from its port, held? */
 bool dp_hold_has(struct dp_lcore *lc, const struct dp_burst *b, const struct dp_pkt *p);
 /*
@@ -148,6 +155,9 @@ uint16_t dp_hold_ready(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *po
 void dp_hold_ask_again(struct dp_lcore *lc);
 /* At exit: what is still held is dropped (`shutdown`). */
 void dp_hold_free(struct dp_lcore *lc);
+
+/* Stage 1: may this tenant frame to QP1 go on (an RDMA-CM MAD of a learning tenant)?  Counts it. */
+bool dp_gsi_passes(struct dp_lcore *lc, const struct ovl *o, uint32_t tenant, const struct dp_pkt *p);
 
 /* UD frames (dp_ud.c), from stage 3: checked, renamed and counted at once. */
 enum dp_drop dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct dp_pkt *p,

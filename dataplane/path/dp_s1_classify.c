@@ -22,6 +22,25 @@ key_prefetch(struct dp_pkt *p, const struct ovl_table *t)
 	rte_prefetch0(&t->slots[p->sig & t->mask]);
 }
 
+/*
+ * A tenant's frame to the GSI QP (QP1) goes on only from a learning tenant,
+ * as a UD SEND Only carrying a MAD of the connection manager's class: the
+ * switch forwards RDMA-CM, not the subnet's other management (docs/learning.md).
+ */
+bool
+dp_gsi_passes(struct dp_lcore *lc, const struct ovl *o, uint32_t tenant, const struct dp_pkt *p)
+{
+	if (!o->tenants[tenant].qp_learning)
+		return false;
+	if (p->pkt.opcode != ROCE_OP_UD_SEND_ONLY || p->pkt.payload_len < 2 ||
+	    p->data[p->pkt.payload_off + 1] != ROCE_MAD_CLASS_CM) {
+		lc->stats.gsi_class_dropped++;
+		return false;
+	}
+	lc->stats.gsi_forwarded++;
+	return true;
+}
+
 /* Parse one frame; false when it is dropped (its reason in p->drop). */
 static inline bool
 parse_one(const struct ovl *o, struct dp_pkt *p)
@@ -68,7 +87,7 @@ classify_egress(struct dp_lcore *lc, struct dp_burst *b)
 			continue;
 		}
 		dp_vlan_prefetch(o, p);
-		if (unlikely(p->dqpn == ROCE_QPN_GSI)) {
+		if (unlikely(p->dqpn == ROCE_QPN_GSI) && !dp_gsi_passes(lc, o, b->tenant, p)) {
 			p->drop = DP_DROP_GSI;
 			continue;
 		}

@@ -46,6 +46,11 @@ dp_s2_lookup(struct dp_lcore *lc, struct dp_burst *b)
 			/* Found, but with frames held before it: behind them. */
 			if (unlikely(lc->hold.n_conns) && !b->uplink && p->v != OVL_NONE && dp_hold_has(lc, b, p))
 				p->v = OVL_NONE;
+			/* RDMA-CM (stage 1 let it come): the sender's QP1 must be known as well as the receiver's. */
+			if (unlikely(p->dqpn == ROCE_GSI_QPN) && !b->uplink && p->v != OVL_NONE &&
+			    ovl_lookup_tenant(o, b->tenant, ip_src(p->data, &p->pkt), ip_addr_len(&p->pkt),
+					      ROCE_GSI_QPN) == OVL_NONE)
+				p->v = OVL_NONE;
 			if (unlikely(p->v == OVL_NONE)) {
 				p->drop = b->uplink ? DP_DROP_NO_CONNECTION : egress_miss(lc, b, p);
 				continue;

@@ -150,8 +150,9 @@ dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct 
 	if (!re->reachable)
 		return DP_DROP_NO_CONNECTION;
 	/* A controlled Q_Key (bit 31) is the privileged QPs' (IBTA 10.2.4): not a tenant's to send. */
-	if (unlikely((roce_deth_qkey(deth) & 0x80000000u) && !o->tenants[r->tenant].privileged_qkey))
-		return DP_DROP_PRIVILEGED_QKEY;
+	if (unlikely((roce_deth_qkey(deth) & 0x80000000u) && !o->tenants[r->tenant].privileged_qkey) &&
+	    !(r->vqpn == ROCE_GSI_QPN && roce_deth_qkey(deth) == ROCE_GSI_QKEY))
+		return DP_DROP_PRIVILEGED_QKEY;     /* but the GSI's own, to QP1 (RDMA-CM of learning tenants) */
 	if (unlikely(!dp_acl_ud_allowed(&o->tenants[r->tenant], &le->vip, &re->vip)))
 		return DP_DROP_ACL_DENIED;
 	roce_icrc_delta_init(&d);
@@ -196,8 +197,14 @@ dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, uint32
 		return ud_cnp_ingress(lc, o, p, l, le);
 	if (!deth)
 		return DP_DROP_TYPE_MISMATCH;
+	/* To QP1 from the fabric: only the connection manager's MADs (dp_gsi_passes()). */
+	if (unlikely(l->vqpn == ROCE_GSI_QPN) && (pkt->payload_len < 2 || data[pkt->payload_off + 1] != ROCE_MAD_CLASS_CM))
+		return DP_DROP_GSI;
 	/* The sender is a remote QP of the same tenant; local ones use the hairpin. */
 	v = ovl_lookup_fabric(o, ip_src(data, pkt), ip_addr_len(pkt), roce_deth_srcqp(deth));
+	/* RDMA-CM: the sender's QP1 record can be newer than the frame (etcd's watch): it waits. */
+	if (unlikely(v == OVL_NONE && l->vqpn == ROCE_GSI_QPN && o->tenants[l->tenant].qp_learning))
+		return dp_hold_fabric(lc, p, ip_src(data, pkt), ip_addr_len(pkt), roce_deth_srcqp(deth));
 	if (v == OVL_NONE || !(v & OVL_V_QP) || o->qps[OVL_V_IDX(v)].tenant != l->tenant ||
 	    o->qps[OVL_V_IDX(v)].local)
 		return DP_DROP_SPOOFED_SOURCE;

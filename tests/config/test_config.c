@@ -515,6 +515,18 @@ test_qpn_bounds(void)
 	expect_one("t.json: qps[0].vqpn: 0x1000000 is out of range (QPNs are 24-bit", NULL, NULL,
 		   NULL, "[" UD("blue", "192.168.1.10", '0x1000000', 4097) "]", NULL,
 		   NULL);
+	/* vqpn 1 is the GSI QP: a UD record may name it (learning tenants forward RDMA-CM), no other. */
+	{
+		struct cfg *d = load_doc(NULL, NULL, NULL,
+					 "[" QP("blue", "192.168.1.10", 1, 4097, "rc", "192.168.1.20", 33) "]", NULL, NULL);
+
+		EXPECT_ERR(d, "t.json: qps[0].vqpn: QPN 1 is reserved (QPNs 0 and 1 are special; 1, the GSI QP, "
+			   "only on a ud QP)");
+	}
+	c = load_doc(NULL, NULL, NULL, "[" UD("blue", "192.168.1.10", 1, 4097) "]", NULL, NULL);
+	EXPECT_OK(c);
+	CU_ASSERT(c && c->qps[0].vqpn == 1 && c->qps[0].type == CFG_QP_UD);
+	cfg_free(c);
 	/* A peer's vqpn follows the same rules. */
 	{
 		struct cfg *d = load_doc(NULL, NULL, NULL,

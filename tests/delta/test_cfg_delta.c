@@ -140,7 +140,7 @@ test_errors(void)
 	/* A pqpn already used on the host, field errors by path, an unknown tenant. */
 	CU_ASSERT_PTR_NULL(apply("{\"put\": {\"qps\": ["
 				 "{\"tenant\": \"blue\", \"vip\": \"192.168.1.10\", \"vqpn\": 50, \"pqpn\": 4097, \"type\": \"ud\"},"
-				 "{\"tenant\": \"blue\", \"vip\": \"192.168.1.10\", \"vqpn\": 1, \"pqpn\": 7, \"type\": \"ud\"},"
+				 "{\"tenant\": \"blue\", \"vip\": \"192.168.1.10\", \"vqpn\": 0, \"pqpn\": 7, \"type\": \"ud\"},"
 				 "{\"tenant\": \"green\", \"vip\": \"192.168.1.10\", \"vqpn\": 51, \"pqpn\": 9, \"type\": \"ud\"},"
 				 "{\"tenant\": \"blue\", \"vip\": \"192.168.1.99\", \"vqpn\": 52, \"pqpn\": 10, \"type\": \"ud\", "
 				 "\"bogus\": 1}]}}", &e));

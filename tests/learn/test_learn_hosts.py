@@ -15,11 +15,17 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    pqpn, the ICRC valid (zlib and scapy);
 2. B's VM answers to (.10, QP 17): B learns the other half the same way, and
    the frames reach A's VM in order;
-3. etcd away: the connections in force keep forwarding; a new destination is
+3. (after 4) RDMA-CM laid out as IBTA 1.5 chapter 12 says: REQ, REP and RTU between
+   the VMs' QP1s as UD SENDs with the GSI Q_Key: A learns the QP1 records of
+   both ends (in etcd, each pqpn allocated by its owner), the MADs arrive
+   byte-identical at the other VM from the right vip, with DestQP 1 and
+   source QP 1, tshark decodes the forwarded REQ's Local QPN and Service ID
+   as sent; a MAD of another class to QP1 is dropped (`gsi`) and counted;
+4. etcd away: the connections in force keep forwarding; a new destination is
    dropped as `unresolved` once the hold time is over; etcd back;
-4. idle: after qp_idle_s the learners delete their records, and both switches
+5. idle: after qp_idle_s the learners delete their records, and both switches
    drop the connections;
-5. A killed with SIGKILL after learning a new connection: its lease expires,
+6. A killed with SIGKILL after learning a new connection: its lease expires,
    etcd deletes the record, and B drops the connection.
 
 Usage: tests/learn/test_learn_hosts.py BUILD_DIR [--keep]; root; about 40 s.
@@ -27,6 +33,9 @@ Final line: "N passed, M failed".
 """
 import os
 import signal
+import socket
+import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +47,10 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "cluster"))
 import hosts as h  # noqa: E402
 from roce_checks import Checks  # noqa: E402
 from roce_layers import icrc_found, icrc_scapy, icrc_zlib  # noqa: E402
+from scapy.layers.l2 import Ether  # noqa: E402
+from scapy.utils import wrpcap  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
+import test_cm as cm  # noqa: E402  - the MADs of IBTA 1.5 chapter 12, as the CM oracle builds them
 
 ETCD_BASE = 23850
 check = Checks()
@@ -57,6 +70,55 @@ def lease_of(etcd, key):
 def n_conns(hs, n):
     c = hs.tel(n, "/roce/connections,blue") or {}
     return len([v for v in c.values() if isinstance(v, dict)])
+
+
+def gsi(frm, to, payload, psn):
+    """A UD SEND Only from host @frm's VM to the QP1 of host @to's VM."""
+    f = cm.frame(h.HOSTS[frm][4], h.HOSTS[to][4], h.HOSTS[frm][3], h.HOSTS[frm][2], psn, payload)
+    return f
+
+
+def mad_of(d):
+    """(DestQP, DETH Q_Key, DETH source QP, source IP, the MAD) of a delivered UD frame."""
+    bth = 14 + 20 + 8
+    return (struct.unpack_from("!I", d, bth + 4)[0] & 0xffffff, struct.unpack_from("!I", d, bth + 12)[0],
+            struct.unpack_from("!I", d, bth + 16)[0] & 0xffffff, d[26:30], d[bth + 20:bth + 20 + 256])
+
+
+def cm_step(etcd, hs):
+    req = cm.mad(cm.CM_CLASS, cm.ATTR["REQ"], 0x1001, cm.req(0x11, 17, 100, VA, VB))
+    rep = cm.mad(cm.CM_CLASS, cm.ATTR["REP"], 0x1001, cm.rep(0x22, 0x11, 33, 200))
+    rtu = cm.mad(cm.CM_CLASS, cm.ATTR["RTU"], 0x1001, bytes(cm.two_ids(0x11, 0x22, 232)))
+    hs.drain()
+    delivered = []
+    for i, (frm, to, m, name) in enumerate((("A", "B", req, "REQ"), ("B", "A", rep, "REP"), ("A", "B", rtu, "RTU"))):
+        hs.send(frm, gsi(frm, to, m, i))
+        got = [d for w, _, d in hs.collect(5, lambda g: any(w == "vm" + to for w, _, _ in g)) if w == "vm" + to]
+        delivered += got[:1]
+        want = (1, cm.GSI_QKEY, 1, socket.inet_aton(h.HOSTS[frm][4]), m)
+        check(len(got) == 1 and mad_of(got[0]) == want,
+              "RDMA-CM %s from %s's VM reaches %s's byte-identical, to QP1 from QP1 with the GSI Q_Key, from its vip"
+              % (name, frm, to), [mad_of(d)[:4] for d in got])
+    check(len(delivered) == 3 and all(icrc_found(d) == icrc_zlib(d) == icrc_scapy(d) for d in delivered),
+          "the forwarded MADs' ICRCs are valid (zlib and scapy)")
+    for n in ("A", "B"):
+        rec = etcd.get("qps/blue/%s/1" % h.HOSTS[n][4]) or {}
+        check(rec.get("type") == "ud" and rec.get("pqpn"), "etcd holds %s's QP1 record with its owner's pqpn" % n, rec)
+    if delivered:
+        path = os.path.join(hs.work, "cm-req.pcap")
+        wrpcap(path, [Ether(delivered[0])])
+        out = subprocess.run(["tshark", "-r", path, "-T", "fields", "-E", "occurrence=f", "-e",
+                              "infiniband.cm.req.localqpn", "-e", "infiniband.cm.req.serviceid"],
+                             capture_output=True, text=True).stdout.split()
+        check(len(out) == 2 and int(out[0], 0) == 17 and int(out[1], 0) == cm.SERVICE_ID,
+              "tshark decodes the forwarded REQ's Local QPN and Service ID as sent", out)
+    # Another management class to QP1 is not RDMA-CM: dropped and counted.
+    before = (hs.tel("A", "/roce/learn") or {}).get("gsi_dropped_class", 0)
+    hs.drain()
+    hs.send("A", gsi("A", "B", cm.mad(0x04, 0x0010, 0x2002, bytes(16)), 9))
+    got = [d for w, _, d in hs.collect(1) if w == "vmB"]
+    check(not got and (hs.tel("A", "/roce/learn") or {}).get("gsi_dropped_class", 0) == before + 1,
+          "a MAD of class 0x04 to QP1 is dropped and counted", len(got))
 
 
 def steps(etcd, hs):
@@ -107,7 +169,7 @@ def steps(etcd, hs):
           "A learned through etcd, nothing unresolved", la)
     check(lb.get("learned", 0) >= 1 and lb.get("unresolved") == 0, "B learned through etcd", lb)
 
-    # 3. etcd away.
+    # 4. etcd away.
     etcd.stop_all()
     check(h.until(lambda: hs.cluster("A").get("etcd") == "disconnected", 10, 0.1), "A sees etcd away")
     hs.drain()
@@ -125,14 +187,17 @@ def steps(etcd, hs):
     check(h.until(lambda: all(hs.cluster(n).get("etcd") == "connected" for n in "AB"), 15, 0.1),
           "both switches follow etcd again")
 
-    # 4. Idle: qp_idle_s 3 (plus the stale records of 35 written while etcd was away).
+    # 3. RDMA-CM.
+    cm_step(etcd, hs)
+
+    # 5. Idle: qp_idle_s 3 (plus the stale records of 35 written while etcd was away).
     check(h.until(lambda: etcd.get("qps/blue/%s/33" % VB) is None and etcd.get("qps/blue/%s/17" % VA) is None,
                   15, 0.2), "idle learned records deleted from etcd")
     check(h.until(lambda: n_conns(hs, "A") == 0 and n_conns(hs, "B") == 0, 5, 0.1),
           "and both switches dropped the connections", (n_conns(hs, "A"), n_conns(hs, "B")))
     check((hs.tel("A", "/roce/learn") or {}).get("expired", 0) >= 1, "A counts them expired")
 
-    # 5. A dies: its lease takes its records.
+    # 6. A dies: its lease takes its records.
     hs.drain()
     hs.send("A", h.vm_frame("A", "B", 36, 0))
     got = hs.collect(5, lambda g: len(at(g, "vmB")) >= 1)
