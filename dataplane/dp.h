@@ -149,6 +149,7 @@ struct dp_stats {
 	uint64_t hold_released; /* ... and run through the path once it did */
 	uint64_t gsi_forwarded;   /* RDMA-CM MADs of learning tenants let through to QP1 lookups */
 	uint64_t gsi_class_dropped; /* a learning tenant's QP1 frames of another class or form: gsi */
+	uint64_t cm_learn;        /* halves asked of the learner from a REQ or REP delivered */
 } __rte_cache_aligned;
 
 /*

@@ -372,16 +372,18 @@ pqpn_free(const char *host, const struct cfg_ip *hip)
 }
 
 /*
- * A learned QP (a half: a peer by its vip alone) is applied here before its
- * pqpn is written back: the source's switch forwards to the pqpn as soon as
+ * A learned QP (a half: a peer by its vip alone; or an endpoint's QP1) is
+ * applied here before its pqpn is written back: the source's switch forwards to the pqpn as soon as
  * it reads it, and its first frames must find the connection in force.
  */
 static bool
 learned_qp(const json_t *want)
 {
-	json_t *peer = json_object_get(want, "peer");
+	json_t *peer = json_object_get(want, "peer"), *vqpn = json_object_get(want, "vqpn");
 
-	return json_is_object(peer) && !json_object_get(peer, "vqpn");
+	/* A half, or an endpoint's QP1 (RDMA-CM of a learning tenant), which a MAD finds the same way. */
+	return (json_is_object(peer) && !json_object_get(peer, "vqpn")) ||
+	       (json_is_integer(vqpn) && json_integer_value(vqpn) == 1);
 }
 
 /*

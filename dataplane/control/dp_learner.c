@@ -575,7 +575,7 @@ learn_main(void *arg)
 static int
 tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	uint64_t resolving = 0, held_now = 0, held = 0, released = 0, unresolved = 0, gsi = 0, gsi_class = 0;
+	uint64_t resolving = 0, held_now = 0, held = 0, released = 0, unresolved = 0, gsi = 0, gsi_class = 0, cm = 0;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
@@ -589,6 +589,7 @@ tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 		unresolved += lc->stats.drops[DP_DROP_UNRESOLVED];
 		gsi += lc->stats.gsi_forwarded;
 		gsi_class += lc->stats.gsi_class_dropped;
+		cm += lc->stats.cm_learn;
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "requests", dp_learn_st.requests);
@@ -610,6 +611,7 @@ tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "refused_other", dp_learn_st.refused_other);
 	rte_tel_data_add_dict_u64(d, "gsi_forwarded", gsi);
 	rte_tel_data_add_dict_u64(d, "gsi_dropped_class", gsi_class);
+	rte_tel_data_add_dict_u64(d, "cm_learn", cm);
 	pthread_mutex_lock(&dp_cluster_st.lock);
 	rte_tel_data_add_dict_u64(d, "etcd_puts", dp_cluster_st.learn_puts);
 	rte_tel_data_add_dict_u64(d, "etcd_exists", dp_cluster_st.learn_exists);

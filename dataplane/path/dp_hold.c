@@ -253,3 +253,27 @@ dp_hold_free(struct dp_lcore *lc)
 			hold_close(h, &h->c[i]);
 		}
 }
+
+void
+dp_cm_learn(struct dp_lcore *lc, const struct ovl *o, uint32_t tenant, const struct ovl_endpoint *local,
+	    const struct ovl_endpoint *remote, const uint8_t *mad, uint32_t len)
+{
+	struct dp_learn_req r = { 0 };
+	struct roce_cm cm;
+	unsigned alen = local->vip.ver == 6 ? 16 : 4;
+
+	if (!dp_learn_ring || roce_cm_parse(mad, len, &cm) != ROCE_CM_OK ||
+	    (cm.attr_id != ROCE_CM_REQ && cm.attr_id != ROCE_CM_REP) || cm.local_qpn < 2 ||
+	    (cm.attr_id == ROCE_CM_REQ && cm.transport != ROCE_CM_RC && cm.transport != ROCE_CM_UC))
+		return;
+	/* The local VM will send to the QP its peer named: the half of that direction. */
+	r.tslot = o->tenants[tenant].slot;
+	r.dqpn = cm.local_qpn;
+	r.port = local->port;
+	r.alen = (uint8_t)alen;
+	r.type = cm.attr_id == ROCE_CM_REQ && cm.transport == ROCE_CM_UC ? CFG_QP_UC : CFG_QP_RC;
+	memcpy(r.src, local->vip.b, alen);
+	memcpy(r.dst, remote->vip.b, alen);
+	if (rte_ring_mp_enqueue_elem(dp_learn_ring, &r, sizeof(r)) == 0)
+		lc->stats.cm_learn++;
+}

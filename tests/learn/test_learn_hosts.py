@@ -20,7 +20,9 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    both ends (in etcd, each pqpn allocated by its owner), the MADs arrive
    byte-identical at the other VM from the right vip, with DestQP 1 and
    source QP 1, tshark decodes the forwarded REQ's Local QPN and Service ID
-   as sent; a MAD of another class to QP1 is dropped (`gsi`) and counted;
+   as sent; the REQ and REP teach each switch the half its VM will send on,
+   so the first WRITE each way is not held; a MAD of another class to QP1 is
+   dropped (`gsi`) and counted;
 4. etcd away: the connections in force keep forwarding; a new destination is
    dropped as `unresolved` once the hold time is over; etcd back;
 5. idle: after qp_idle_s the learners delete their records, and both switches
@@ -86,8 +88,9 @@ def mad_of(d):
 
 
 def cm_step(etcd, hs):
-    req = cm.mad(cm.CM_CLASS, cm.ATTR["REQ"], 0x1001, cm.req(0x11, 17, 100, VA, VB))
-    rep = cm.mad(cm.CM_CLASS, cm.ATTR["REP"], 0x1001, cm.rep(0x22, 0x11, 33, 200))
+    # A's QP 18 and B's QP 34: QPNs no data frame has used yet.
+    req = cm.mad(cm.CM_CLASS, cm.ATTR["REQ"], 0x1001, cm.req(0x11, 18, 100, VA, VB))
+    rep = cm.mad(cm.CM_CLASS, cm.ATTR["REP"], 0x1001, cm.rep(0x22, 0x11, 34, 200))
     rtu = cm.mad(cm.CM_CLASS, cm.ATTR["RTU"], 0x1001, bytes(cm.two_ids(0x11, 0x22, 232)))
     hs.drain()
     delivered = []
@@ -110,8 +113,22 @@ def cm_step(etcd, hs):
         out = subprocess.run(["tshark", "-r", path, "-T", "fields", "-E", "occurrence=f", "-e",
                               "infiniband.cm.req.localqpn", "-e", "infiniband.cm.req.serviceid"],
                              capture_output=True, text=True).stdout.split()
-        check(len(out) == 2 and int(out[0], 0) == 17 and int(out[1], 0) == cm.SERVICE_ID,
+        check(len(out) == 2 and int(out[0], 0) == 18 and int(out[1], 0) == cm.SERVICE_ID,
               "tshark decodes the forwarded REQ's Local QPN and Service ID as sent", out)
+    # The REQ taught B (vA, 18) and the REP taught A (vB, 34): the first WRITEs do not wait.
+    out_to = lambda n, q: any(c.get("half") == "out" and c.get("remote_vqpn") == q
+                              for c in (hs.tel(n, "/roce/connections,blue") or {}).values() if isinstance(c, dict))
+    check(h.until(lambda: out_to("A", 34) and out_to("B", 18), 5, 0.02),
+          "after the REP, A holds its half to (vB, 34) and B its half to (vA, 18), before any data frame")
+    held = [(hs.tel(n, "/roce/learn") or {}).get("frames_held_total") for n in "AB"]
+    hs.drain()
+    hs.send("A", h.vm_frame("A", "B", 34, 0))
+    hs.send("B", h.vm_frame("B", "A", 18, 0))
+    got = hs.collect(3, lambda g: len([1 for w, _, d in g if w in ("vmA", "vmB") and h.roce(d)]) >= 2)
+    check(sorted((w, h.roce(d)[1]) for w, _, d in got if w in ("vmA", "vmB") and h.roce(d)) ==
+          [("vmA", 18), ("vmB", 34)] and
+          [(hs.tel(n, "/roce/learn") or {}).get("frames_held_total") for n in "AB"] == held,
+          "the first data frame each way arrives without being held")
     # Another management class to QP1 is not RDMA-CM: dropped and counted.
     before = (hs.tel("A", "/roce/learn") or {}).get("gsi_dropped_class", 0)
     hs.drain()
