@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Frames of learning tenants held while their destination resolves
+ * Frames of learning tenants held while their destination resolves (and
+ * RDMA-CM MADs from the fabric while their sender's QP1 record comes)
  * (dp_learn.h says how the lcores and the learner meet).  Written by the
  * owning lcore only; the entries are few (DP_HOLD_CONNS) and looked at only
  * while something is held, so a linear scan does.
@@ -82,7 +83,7 @@ hold_open(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p, struc
 	uint32_t ep = ovl_lookup_endpoint(o, b->tenant, ip_src(p->data, &p->pkt), alen);
 	struct dp_hold_conn *c = NULL;
 
-	/* Only an endpoint of this port may make the switch learn, and only from RC and UC. */
+	/* Only an endpoint of this port may make the switch learn, and only what learn_type() takes. */
 	if (ep == OVL_NONE || !o->endpoints[ep].local || o->endpoints[ep].port != b->in_port ||
 	    !dp_mac_eq(p->data + 6, o->endpoints[ep].mac))
 		return DP_DROP_SPOOFED_SOURCE;
