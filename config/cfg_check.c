@@ -335,6 +335,17 @@ cfg_check_endpoint_port(struct cfg_ld *ld, const struct cfg_rec *r)
 }
 
 void
+cfg_check_endpoint_learning(struct cfg_ld *ld, const struct cfg_rec *r)
+{
+	char ips[CFG_IP_STRLEN];
+	const char *why;
+
+	if ((r->ok & CFG_BIT(CFG_E_TENANT)) && (r->ok & CFG_BIT(CFG_E_HOST)) &&
+	    (why = cfg_learning_host_check(ld->c, &ld->c->endpoints[r->i], ips)))
+		CFG_REC_ERR(ld, &r->path, "host", "%s", why);
+}
+
+void
 cfg_check_qps_begin(struct cfg_ld *ld)
 {
 	cfg_ld_htab_init(ld, &ld->qp_by_vqpn, ld->c->n_qps);

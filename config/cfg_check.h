@@ -33,6 +33,8 @@ void cfg_check_endpoints_begin(struct cfg_ld *ld);
 void cfg_check_endpoint_vip(struct cfg_ld *ld, const struct cfg_rec *r);
 /* An endpoint's port is a tenant port of the endpoint's tenant. */
 void cfg_check_endpoint_port(struct cfg_ld *ld, const struct cfg_rec *r);
+/* A learning tenant's endpoint on another host needs a resolver (cfg_learning_host_check()). */
+void cfg_check_endpoint_learning(struct cfg_ld *ld, const struct cfg_rec *r);
 
 void cfg_check_qps_begin(struct cfg_ld *ld);
 /*

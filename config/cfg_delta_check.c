@@ -253,6 +253,12 @@ finish_endpoints(struct cfg_dl *d, struct cfg *c, const uint32_t *tmap, struct c
 		}
 		e->tenant = (int)tmap[e->tenant];
 
+		char ips[CFG_IP_STRLEN];
+		const char *why = cfg_learning_host_check(c, e, ips);
+
+		if (why)
+			cfg_dl_rec_err(d, CFG_DK_ENDPOINTS, back[i], "host", "%s", why);
+
 		struct key3 k = { e->tenant, &e->vip, 0 };
 
 		if (cfg_htab_add(ep_idx, cfg_dl_key_hash(k.tenant, k.ip, 0), i) < 0)

@@ -18,6 +18,7 @@
 
 #include "cfg_delta_int.h"
 #include "cfg_inc_int.h"
+#include "cfg_util.h"
 #include "cfg_rec.h"
 
 /* A key that the batch deletes or puts. */
@@ -493,6 +494,13 @@ no_source_deleted(const struct prep *p)
 		if (b->run >= 0 && b->put < 0 && run->endpoints[b->run].tenant >= 0 &&
 		    run->tenants[run->endpoints[b->run].tenant].qp_learning)
 			return false;
+		/* A learning tenant's endpoint put without etcd: the whole path checks its host. */
+		if (!cfg_learning_remote && b->put >= 0) {
+			int t = ((const struct cfg_endpoint *)p->put[CFG_DK_ENDPOINTS])[b->put].tenant;
+
+			if (t >= 0 && run->tenants[t].qp_learning)
+				return false;
+		}
 	}
 	return true;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cfg_inc_int.h"
+#include "cfg_util.h"
 
 static bool
 str_equal(const char *a, const char *b)
@@ -154,6 +155,8 @@ diff_kind(const struct cfg *run, const struct cfg *file, int k, int op, struct c
 			continue;
 		}
 		if (j < 0) {
+			if (op == CFG_INC_ADD && !cfg_learning_remote && learning_ep(from, k, r))
+				return 0;       /* its host is checked by the whole path */
 			if (op == CFG_INC_ADD && cfg_inc_push(inc, k, op, NULL, r) < 0)
 				return -1;
 			inc->sum.put[k] += op == CFG_INC_ADD;

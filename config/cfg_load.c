@@ -92,6 +92,7 @@ load_endpoints(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_path 
 		cfg_check_endpoint_vip(ld, &r);
 		cfg_endpoint_mac_check(ld, &r);
 		cfg_check_endpoint_port(ld, &r);
+		cfg_check_endpoint_learning(ld, &r);
 	}
 	cfg_check_endpoint_srqs(ld, p);
 	return true;

@@ -186,3 +186,20 @@ cfg_half_check(const struct cfg *c, const struct cfg_qp *q, bool peer_ep, char b
 	}
 	return msg;
 }
+
+bool cfg_learning_remote = true;
+
+const char *
+cfg_learning_host_check(const struct cfg *c, const struct cfg_endpoint *e, char buf[CFG_IP_STRLEN])
+{
+	static __thread char msg[CFG_IP_STRLEN + 200];
+
+	if (cfg_learning_remote || e->tenant < 0 || !c->tenants[e->tenant].qp_learning)
+		return NULL;
+	for (uint32_t i = 0; i < c->n_ports; i++)
+		if (c->ports[i].role == CFG_ROLE_UPLINK && c->ports[i].has_ip && cfg_ip_equal(&c->ports[i].ip, &e->host))
+			return NULL;
+	snprintf(msg, sizeof(msg), "%s is another host's, and tenant \"%.64s\" learns its QPs (\"qp_learning\"): "
+		 "learning across hosts needs --etcd", cfg_ip_str(&e->host, buf), c->tenants[e->tenant].name);
+	return msg;
+}

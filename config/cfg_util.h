@@ -27,4 +27,14 @@ const char *cfg_ip_str(const struct cfg_ip *ip, char buf[CFG_IP_STRLEN]);
 const char *cfg_half_check(const struct cfg *c, const struct cfg_qp *q, bool peer_ep, char buf[CFG_IP_STRLEN],
 			   const char **field);
 
+/*
+ * Whether a learning tenant may have endpoints on other hosts: something
+ * resolves their QPs (the switch's etcd follower).  The switch clears it
+ * without --etcd; then cfg_learning_host_check() says why such an endpoint
+ * @e of @c cannot be (its host), or NULL.  Same thread-local message rule
+ * as cfg_half_check().
+ */
+extern bool cfg_learning_remote;
+const char *cfg_learning_host_check(const struct cfg *c, const struct cfg_endpoint *e, char buf[CFG_IP_STRLEN]);
+
 #endif /* CFG_UTIL_H */

@@ -27,6 +27,7 @@
 #include <rte_pdump.h>
 #include <rte_vect.h>
 
+#include "cfg_util.h"
 #include "dp.h"
 #include "dp_xdp.h"
 #include "dp_acl.h"
@@ -529,6 +530,8 @@ main(int argc, char **argv)
 	argv[0] = (char *)"dpdk-roce-vswitch";
 	if (parse_args(argc, argv) < 0)
 		goto fail_eal;
+	/* Without etcd nothing resolves a learning tenant's QPs on other hosts: its endpoints there are refused. */
+	cfg_learning_remote = opts.etcd != NULL;
 
 	pthread_mutex_init(&dp.ctl_lock, NULL);
 	dp.conn_cap = opts.rate.max_conns;

@@ -211,6 +211,13 @@ struct ovl_conn {
 
 enum { OVL_HALF_NONE = 0, OVL_HALF_OUT = 1, OVL_HALF_IN = 2 };
 
+/* A half as the control plane's outputs name it ("half": "out" or "in"), or NULL. */
+static inline const char *
+ovl_half_name(uint8_t half)
+{
+	return half == OVL_HALF_OUT ? "out" : half == OVL_HALF_IN ? "in" : NULL;
+}
+
 /* The endpoints of @cn's L and R: a half's source endpoint on its side, its QP's on the other. */
 static inline void
 ovl_conn_ends(const struct ovl *o, const struct ovl_conn *cn, uint32_t *le, uint32_t *re);

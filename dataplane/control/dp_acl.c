@@ -109,16 +109,17 @@ static unsigned
 nak_request(const struct ovl *o, const struct ovl_conn *c, bool to_l)
 {
 	const struct ovl_rewrite *rw = to_l ? &c->ingress : &c->egress;
-	struct dp_nak_req *r = calloc(1, sizeof(*r));
+	struct dp_nak_req *r;
 	struct dp_lcore *lc;
 
-	if (!r)
+	/* A NAK names the requester's QPN: a learned half does not know its source's. */
+	if (c->half || !(r = calloc(1, sizeof(*r))))
 		return 0;
 	r->req_state = c->state;
 	r->req_half = to_l ? 0 : 1;
 	r->ack_state = c->state;
 	r->ack_half = to_l ? 1 : 0;
-	if (to_l && c->hairpin && !c->half) {
+	if (to_l && c->hairpin) {
 		/* R's answers travel on R's own connection, on its egress half. */
 		uint32_t pc = o->qps[c->r].conn;
 

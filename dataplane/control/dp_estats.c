@@ -285,6 +285,8 @@ estats_locked(const struct ovl *o, const char *params, struct rte_tel_data *d)
 			break;
 		rte_tel_data_start_dict(cd);
 		rte_tel_data_add_dict_string(cd, "tenant", o->tenants[c->tenant].name);
+		if (c->half)
+			rte_tel_data_add_dict_string(cd, "half", ovl_half_name(c->half));
 		ovl_conn_ends(o, c, &le, &re);
 		vip_text(o, le, ip, sizeof(ip));
 		rte_tel_data_add_dict_string(cd, "local_vip", ip);

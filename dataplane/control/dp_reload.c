@@ -145,10 +145,10 @@ old_conn_of(const struct ovl *o, const struct ovl_conn *c, const struct ovl *old
 	if (c->half == OVL_HALF_OUT)
 		return v;       /* the QP's key, from the same source vip (l_vip) */
 	if (c->half == OVL_HALF_IN) {
-		/* The same pqpn, for the same QP, from the same source. */
+		/* The same pqpn, for the same QP of the same tenant, from the same source. */
 		const struct ovl_ip *a = &old->endpoints[oc->src_ep].vip, *b = &o->endpoints[c->src_ep].vip;
 
-		if (a->ver != b->ver || memcmp(a->b, b->b, sizeof(a->b)) ||
+		if (oc->tenant != ot || a->ver != b->ver || memcmp(a->b, b->b, sizeof(a->b)) ||
 		    memcmp(oc->r_host, c->r_host, sizeof(c->r_host)))
 			return OVL_NONE;
 	}

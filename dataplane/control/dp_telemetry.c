@@ -323,7 +323,7 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(cd, "tenant", o->tenants[c->tenant].name);
 		/* A half knows one QP: the source's (OVL_HALF_OUT, local) or the remote's QPN is left out. */
 		if (c->half)
-			rte_tel_data_add_dict_string(cd, "half", c->half == OVL_HALF_OUT ? "out" : "in");
+			rte_tel_data_add_dict_string(cd, "half", ovl_half_name(c->half));
 		ovl_conn_ends(o, c, &lei, &rei);
 		le = &o->endpoints[lei];
 		re = &o->endpoints[rei];
@@ -393,6 +393,21 @@ cc_counters_sum(struct dcqcn_counters *a, const struct dcqcn_counters *b)
 }
 
 /*
+ * The vQPNs of @c's ends; a learned half has its QP's only (its congestion
+ * point marks, but without the sender's pqpn no CNP reaches or leaves it).
+ */
+static void
+conn_vqpns_add(struct rte_tel_data *cd, const struct ovl *o, const struct ovl_conn *c)
+{
+	if (c->half)
+		rte_tel_data_add_dict_string(cd, "half", ovl_half_name(c->half));
+	if (c->half != OVL_HALF_OUT)
+		rte_tel_data_add_dict_u64(cd, "local_vqpn", o->qps[c->l].vqpn);
+	if (c->half != OVL_HALF_IN)
+		rte_tel_data_add_dict_u64(cd, "remote_vqpn", o->qps[c->r].vqpn);
+}
+
+/*
  * /roce/dcqcn: the settings and, per tenant, the DCQCN counters summed over
  * its connections with the lowest current rate.  /roce/dcqcn,TENANT[,START]:
  * that tenant's connections, 32 a page, each with its counters, rate,
@@ -427,8 +442,7 @@ dcqcn_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 			if (!dp_cc_conn_snapshot(o, i, &sn) || !(cd = rte_tel_data_alloc()))
 				continue;
 			rte_tel_data_start_dict(cd);
-			rte_tel_data_add_dict_u64(cd, "local_vqpn", o->qps[o->conns[i].l].vqpn);
-			rte_tel_data_add_dict_u64(cd, "remote_vqpn", o->qps[o->conns[i].r].vqpn);
+			conn_vqpns_add(cd, o, &o->conns[i]);
 			cc_counters_add(cd, &sn.ctr);
 			rte_tel_data_add_dict_u64(cd, "rate_limited", sn.limited);
 			rte_tel_data_add_dict_u64(cd, "rate_bps", sn.rate_bps);

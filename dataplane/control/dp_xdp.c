@@ -260,6 +260,32 @@ key_apply(struct xdp_port *p, const struct ovl_ip *src, uint32_t qpn, bool deny)
 		roce_xdp_deny_del(p->x, src->ver == 6 ? 6 : 4, src->b, qpn);
 }
 
+/* On every uplink: the fabric's frames from @host to @pqpn. */
+static void
+uplinks_apply(const struct ovl_ip *host, uint32_t pqpn, bool deny)
+{
+	for (uint16_t i = 0; i < dp.n_ports; i++)
+		if (dp.ports[i].uplink)
+			key_apply(xport_of(i), host, pqpn, deny);
+}
+
+/*
+ * The one receive-side key of a learned half: its source's frames to the
+ * QP, on the source's tenant port (out) or from the source's host on each
+ * uplink (in).  The frames the other way are another half's.
+ */
+static void
+half_apply(const struct ovl *o, const struct ovl_conn *c, bool deny)
+{
+	const struct ovl_qp *h = &o->qps[c->l];
+	const struct ovl_endpoint *se = &o->endpoints[c->src_ep];
+
+	if (c->half == OVL_HALF_OUT)
+		key_apply(xport_of(se->port), &se->vip, h->vqpn, deny);
+	else
+		uplinks_apply(&se->host, h->pqpn, deny);
+}
+
 /*
  * Every receive-side key of c: from the fabric (R's host, L's pqpn) on each
  * uplink; from a local end's tenant port (its vIP, the peer's vQPN).
@@ -270,13 +296,12 @@ conn_apply(const struct ovl *o, const struct ovl_conn *c, bool deny)
 	const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
 	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
 
-	/* A learned half's keys need the pair's QPNs: its frames are refused by the switch itself. */
-	if (c->half)
+	if (c->half) {
+		half_apply(o, c, deny);
 		return;
+	}
 	if (!c->hairpin)
-		for (uint16_t i = 0; i < dp.n_ports; i++)
-			if (dp.ports[i].uplink)
-				key_apply(xport_of(i), &re->host, l->pqpn, deny);
+		uplinks_apply(&re->host, l->pqpn, deny);
 	if (le->local)
 		key_apply(xport_of(le->port), &le->vip, r->vqpn, deny);
 	if (re->local)
@@ -423,11 +448,39 @@ fkey_of(const struct ovl *o, const struct ovl_conn *c, struct fkey *k)
 	k->qpn = o->qps[c->l].pqpn;
 }
 
+/*
+ * A removed connection's keys: denied, so that its frames stop in the
+ * driver; but a learning tenant's frames to a connection no longer there
+ * are what its switch learns from, so they are let through (a deny of its
+ * revocation undone, where @any map holds entries).  @learns: the tenant
+ * learns before or after.
+ */
+static void
+conn_removed(const struct ovl *old, const struct ovl_conn *c, bool learns, bool any)
+{
+	if (!learns || any)
+		conn_apply(old, c, !learns);
+}
+
+/* Per tenant of @old: does it learn in @old or, by its name, in @o?  NULL without memory. */
+static bool *
+tenants_learning(const struct ovl *o, const struct ovl *old)
+{
+	bool *l = calloc(old->n_tenants + 1, sizeof(*l));
+
+	for (uint32_t t = 0; l != NULL && t < old->n_tenants; t++) {
+		l[t] = old->tenants[t].qp_learning;
+		for (uint32_t u = 0; !l[t] && u < o->n_tenants; u++)
+			l[t] = o->tenants[u].qp_learning && !strcmp(o->tenants[u].name, old->tenants[t].name);
+	}
+	return l;
+}
+
 void
 dp_xdp_reload(const struct ovl *o, const struct ovl *old)
 {
 	struct fkey *keys = NULL, k;
-	bool any = false;
+	bool any = false, *learns = NULL;
 
 	pthread_mutex_lock(&xlock);
 	for (uint16_t i = 0; i < dp.n_ports; i++) {
@@ -441,19 +494,27 @@ dp_xdp_reload(const struct ovl *o, const struct ovl *old)
 	if (old != NULL && o->n_conns > 0)
 		keys = malloc(sizeof(*keys) * o->n_conns);
 	if (keys != NULL) {
+		/* A half's one key is of another kind (half_apply()); the present loop allows it. */
 		for (uint32_t i = 0; i < o->n_conns; i++)
-			if (ovl_live(&o->conns[i]))
+			if (ovl_live(&o->conns[i]) && !o->conns[i].half)
 				fkey_of(o, &o->conns[i], &keys[n_keys++]);
 		qsort(keys, n_keys, sizeof(*keys), fkey_cmp);
 	}
+	if (old != NULL) {
+		learns = tenants_learning(o, old);
+		any = deny_map_any();
+	}
 	/* Removed connections (a tenant gone, a QP gone): their frames stop in the driver. */
 	for (uint32_t i = 0; old != NULL && i < old->n_conns; i++) {
-		if (!ovl_live(&old->conns[i]))
+		const struct ovl_conn *c = &old->conns[i];
+
+		if (!ovl_live(c))
 			continue;
-		fkey_of(old, &old->conns[i], &k);
-		if (keys == NULL || bsearch(&k, keys, n_keys, sizeof(*keys), fkey_cmp) == NULL)
-			conn_apply(old, &old->conns[i], true);
+		fkey_of(old, c, &k);
+		if (c->half || keys == NULL || bsearch(&k, keys, n_keys, sizeof(*keys), fkey_cmp) == NULL)
+			conn_removed(old, c, learns == NULL || learns[c->tenant], any);
 	}
+	free(learns);
 	/*
 	 * Present ones: denied while blocked or revoked, allowed otherwise
 	 * (one system call per key and port: skipped while no map has entries).
@@ -478,10 +539,18 @@ dp_xdp_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_
 	pthread_mutex_lock(&xlock);
 	for (uint16_t i = 0; i < dp.n_ports; i++)
 		ours |= xport_of(i) != NULL;
-	/* Removed connections: denied in the driver (a changed one keeps its key, below). */
-	for (uint32_t i = 0; i < n && ours; i++)
-		if (ch[i].to == OVL_NONE)
-			conn_apply(old, &old->conns[ch[i].from], true);
+	/*
+	 * Removed connections: denied in the driver (a changed one keeps its
+	 * key, below).  A change in place keeps the tenants' indices.
+	 */
+	any = ours && deny_map_any();
+	for (uint32_t i = 0; i < n && ours; i++) {
+		const struct ovl_conn *c = ch[i].to == OVL_NONE ? &old->conns[ch[i].from] : NULL;
+
+		if (c != NULL)
+			conn_removed(old, c, old->tenants[c->tenant].qp_learning || o->tenants[c->tenant].qp_learning,
+				     any);
+	}
 	/* After the removals: a new connection may take the key of one removed in this batch. */
 	any = ours && deny_map_any();
 	for (uint32_t i = 0; i < n; i++) {

@@ -132,7 +132,8 @@ dp_nak_refusal(struct dp_lcore *lc, const struct dp_burst *b, const struct dp_pk
 	    !ovl_track_opcode(p->pkt.opcode))
 		return NULL;
 	c = &o->conns[OVL_V_IDX(p->v)];
-	if (c->l_type != CFG_QP_RC && !cfg_qp_is_xrc(c->l_type))
+	/* A learned half has no rewrite back to the requester (it knows no requester's QPN). */
+	if ((c->l_type != CFG_QP_RC && !cfg_qp_is_xrc(c->l_type)) || c->half)
 		return NULL;
 	/*
 	 * One NAK until the requester sends a request that is forwarded: its

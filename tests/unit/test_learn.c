@@ -22,6 +22,7 @@
 #include "cfg_delta.h"
 #include "cfg_inc.h"
 #include "cfg_json.h"
+#include "cfg_util.h"
 #include "ovl.h"
 
 #define PORT(n, dev, t, mac) "{\"name\":\"" n "\",\"device\":\"" dev "\",\"role\":\"tenant\",\"tenant\":\"" t \
@@ -108,6 +109,34 @@ test_load(void)
 			 "{\"tenant\":\"blue\",\"vip\":\"192.168.1.10\",\"vqpn\":17,\"pqpn\":4097,\"type\":\"rc\","
 			 "\"peer\":{\"vip\":\"192.168.1.20\",\"vqpn\":33}}]"),
 		     "x.json: qps[1].peer: qps[0] (192.168.1.20 qp 33) does not point back");
+}
+
+static struct cfg *delta(const struct cfg *run, const char *req);
+static int in_place(struct cfg *run, const char *req);
+
+/* Without a resolver (the switch without --etcd) a learning tenant's endpoint on another host is refused. */
+static void
+test_no_resolver(void)
+{
+	struct cfg *run, *c;
+	char put_ep[] = "{\"put\":{\"endpoints\":[" EP("blue", "192.168.1.30", "10.0.0.3", "", "") "]}}";
+
+	cfg_learning_remote = false;
+	expect_error(DOC("10.0.0.1", "[]"), "x.json: endpoints[2].host: 10.0.0.2 is another host's, and tenant "
+		     "\"blue\" learns its QPs (\"qp_learning\"): learning across hosts needs --etcd");
+	cfg_learning_remote = true;
+	run = load(DOC("10.0.0.1", "[]"));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+	cfg_learning_remote = false;
+	c = delta(run, put_ep);
+	/* The request's endpoint by its path, the running one (on 10.0.0.2) by its key. */
+	CU_ASSERT(!c && errs.n == 2 && strstr(errs.msg[0], "endpoints{blue 192.168.1.20}.host: 10.0.0.2 is another host's") &&
+		  strstr(errs.msg[1], "put.endpoints[0].host: 10.0.0.3 is another host's"));
+	cfg_free(c);
+	CU_ASSERT_EQUAL(in_place(run, put_ep), 0);
+	cfg_learning_remote = true;
+	CU_ASSERT_EQUAL(in_place(run, put_ep), 1);
+	cfg_free(run);
 }
 
 static struct cfg *
@@ -243,6 +272,94 @@ test_overlay(void)
 	cfg_free(c);
 }
 
+/* Blue's ACL: .10's writes to .20, .20's reads and everything .10 sends to .11 denied. */
+#define ACLS "[{\"tenant\":\"blue\",\"rules\":[" \
+	"{\"action\":\"deny\",\"src\":\"192.168.1.10/32\",\"dst\":\"192.168.1.20/32\",\"ops\":[\"write\"]}," \
+	"{\"action\":\"deny\",\"src\":\"192.168.1.20/32\",\"ops\":[\"read\"]}," \
+	"{\"action\":\"deny\",\"src\":\"192.168.1.10/32\",\"dst\":\"192.168.1.11/32\"}]}]"
+/* HALVES with a 10 Gb/s cap on each record and blue's ACL. */
+#define CAPPED(t, vip, vqpn, pqpn, type, pvip) "{\"tenant\":\"" t "\",\"vip\":\"" vip "\",\"vqpn\":" #vqpn \
+	",\"pqpn\":" #pqpn ",\"type\":\"" type "\",\"peer\":{\"vip\":\"" pvip "\"},\"rate\":{\"gbps\":10}}"
+#define DOC_ACL HEAD("10.0.0.1") ENDPOINTS ",\"qps\":[" CAPPED("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.10") \
+	"," CAPPED("blue", "192.168.1.10", 17, 4097, "rc", "192.168.1.20") "," \
+	CAPPED("blue", "192.168.1.11", 40, 4098, "uc", "192.168.1.10") "],\"acls\":" ACLS "}"
+
+/*
+ * What a half's connection holds beside its rewrite: its QP on both sides,
+ * its source endpoint at the end the source is, the cap on the sending side
+ * only, and the ACL's verdicts between the source and the QP's endpoint (a
+ * half's two endpoints are not its QP's twice).
+ */
+static void
+test_half_fields(void)
+{
+	static const uint8_t up_mac[6] = { 2, 0, 0, 0, 0, 1 }, gw_mac[6] = { 2, 0, 0, 0, 0, 0xfe };
+	static const uint8_t mac10[6] = { 2, 0, 0, 0, 0xaa, 0x10 }, port1_mac[6] = { 2, 0, 0, 0, 1, 1 };
+	static const struct ovl_rewrite zero;
+	struct cfg *c = load(DOC_ACL);
+	const struct ovl_conn *cn;
+	uint32_t v, le, re, h;
+	char err[256];
+	struct ovl *o;
+
+	if (!c)
+		cfg_errors_print(&errs, stderr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	o = ovl_build(c, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	/* The cap of the two halves this host sends on; the incoming one has none. */
+	CU_ASSERT_EQUAL(o->tenants[0].n_capped, 2);
+
+	/* Out: .10 -> (.20, 33), toward 10.0.0.2 through the gateway. */
+	v = ovl_lookup_tenant(o, 0, V20, 4, 33);
+	cn = conn_of(o, v);
+	CU_ASSERT_FATAL(cn != NULL);
+	h = cn->l;
+	CU_ASSERT(cn->r == h && o->qps[h].vqpn == 33 && o->qps[h].conn == OVL_V_IDX(v) && o->qps[h].peer == OVL_NONE);
+	CU_ASSERT(!memcmp(o->endpoints[cn->src_ep].vip.b, V10, 4));
+	ovl_conn_ends(o, cn, &le, &re);
+	CU_ASSERT(le == cn->src_ep && re == o->qps[h].endpoint);
+	CU_ASSERT_EQUAL(cn->rate_bps, 10000000000ull);
+	CU_ASSERT(!memcmp(cn->egress.eth, gw_mac, 6) && !memcmp(cn->egress.eth + 6, up_mac, 6) && cn->egress.port == 0);
+	CU_ASSERT(!memcmp(cn->l_mac, mac10, 6) && cn->l_port == 1);
+	CU_ASSERT(!memcmp(&cn->ingress, &zero, sizeof(zero)));
+	CU_ASSERT(cn->egress.udp_sport == 0);
+	/* .10's writes to .20 denied (rule 0); .20's reads to .10 (rule 1). */
+	CU_ASSERT_EQUAL(cn->acl_allow[OVL_DIR_L2R], CFG_OP_SEND | CFG_OP_READ | CFG_OP_ATOMIC);
+	CU_ASSERT_EQUAL(cn->acl_rule[OVL_DIR_L2R][1], 0);
+	CU_ASSERT_EQUAL(cn->acl_allow[OVL_DIR_R2L], CFG_OP_SEND | CFG_OP_WRITE | CFG_OP_ATOMIC);
+	CU_ASSERT_EQUAL(cn->acl_rule[OVL_DIR_R2L][2], 1);
+	CU_ASSERT(!cn->acl_block);
+
+	/* In: (.20 -> .10, 17) from the fabric, delivered on .10's port; L is the QP, R the source. */
+	v = ovl_lookup_fabric(o, H1, 4, 4097);
+	cn = conn_of(o, v);
+	CU_ASSERT_FATAL(cn != NULL);
+	h = cn->l;
+	CU_ASSERT(cn->r == h && o->qps[h].vqpn == 17 && o->qps[h].conn == OVL_V_IDX(v) && o->qps[h].peer == OVL_NONE);
+	CU_ASSERT(!memcmp(o->endpoints[cn->src_ep].vip.b, V20, 4));
+	ovl_conn_ends(o, cn, &le, &re);
+	CU_ASSERT(le == o->qps[h].endpoint && re == cn->src_ep);
+	CU_ASSERT_EQUAL(cn->rate_bps, 0);
+	CU_ASSERT(!memcmp(cn->ingress.eth, mac10, 6) && !memcmp(cn->ingress.eth + 6, port1_mac, 6));
+	CU_ASSERT_EQUAL(cn->ingress.port, 1);
+	CU_ASSERT(cn->ingress.changes_icrc && !memcmp(&cn->egress, &zero, sizeof(zero)));
+	/* The same verdicts: R (.20) sends the requests this host sees. */
+	CU_ASSERT_EQUAL(cn->acl_allow[OVL_DIR_R2L], CFG_OP_SEND | CFG_OP_WRITE | CFG_OP_ATOMIC);
+	CU_ASSERT_EQUAL(cn->acl_rule[OVL_DIR_R2L][2], 1);
+	CU_ASSERT_EQUAL(cn->acl_allow[OVL_DIR_L2R], CFG_OP_SEND | CFG_OP_READ | CFG_OP_ATOMIC);
+
+	/* The hairpin .10 -> (.11, 40): all .10 sends to .11 denied (rule 2); .11's to .10 allowed. */
+	cn = conn_of(o, ovl_lookup_tenant(o, 0, V11, 4, 40));
+	CU_ASSERT_FATAL(cn != NULL);
+	CU_ASSERT(cn->hairpin && cn->rate_bps == 10000000000ull);
+	CU_ASSERT_EQUAL(cn->acl_allow[OVL_DIR_L2R] & ovl_type_ops(CFG_QP_UC), 0);
+	CU_ASSERT_EQUAL(cn->acl_rule[OVL_DIR_L2R][0], 2);
+	CU_ASSERT_EQUAL(cn->acl_allow[OVL_DIR_R2L], CFG_OP_ALL);
+	ovl_free(o);
+	cfg_free(c);
+}
+
 int
 main(void)
 {
@@ -255,6 +372,8 @@ main(void)
 	CU_add_test(s, "halves in the file", test_load);
 	CU_add_test(s, "halves in deltas and the in-place path", test_delta);
 	CU_add_test(s, "the connections of halves", test_overlay);
+	CU_add_test(s, "no resolver: no learning across hosts", test_no_resolver);
+	CU_add_test(s, "a half's ends, cap and ACL verdicts", test_half_fields);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();
