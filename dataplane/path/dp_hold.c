@@ -73,6 +73,27 @@ ask(const struct dp_lcore *lc, const struct dp_hold_conn *c, const struct dp_pkt
 	return rte_ring_mp_enqueue_elem(dp_learn_ring, &r, sizeof(r)) == 0;
 }
 
+/* A free entry (the caller has checked there is one) for (@port, @dst, @dqpn), empty. */
+static struct dp_hold_conn *
+entry_open(struct dp_lcore *lc, uint16_t port, const uint8_t *dst, unsigned alen, uint32_t dqpn)
+{
+	struct dp_hold *h = &lc->hold;
+	struct dp_hold_conn *c = h->c;
+
+	while (c->alen)
+		c++;
+	memcpy(c->dst, dst, alen);
+	c->alen = (uint8_t)alen;
+	c->dqpn = dqpn;
+	c->port = port;
+	c->n = 0;
+	c->since = lc->now;
+	c->asked = 1;
+	c->fabric = 0;
+	h->n_conns++;
+	return c;
+}
+
 /* A new destination's entry, after the checks that make its first frame worth learning from. */
 static enum dp_drop
 hold_open(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p, struct dp_hold_conn **out)
@@ -91,19 +112,9 @@ hold_open(struct dp_lcore *lc, const struct dp_burst *b, struct dp_pkt *p, struc
 		return DP_DROP_NO_CONNECTION;
 	if (h->n_conns == DP_HOLD_CONNS || !dp_learn_ring)
 		return DP_DROP_UNRESOLVED;
-	for (uint32_t i = 0; i < DP_HOLD_CONNS && !c; i++)
-		if (!h->c[i].alen)
-			c = &h->c[i];
-	memcpy(c->dst, ip_dst(p->data, &p->pkt), alen);
+	c = entry_open(lc, b->in_port, ip_dst(p->data, &p->pkt), alen, p->dqpn);
 	memcpy(c->src, ip_src(p->data, &p->pkt), alen);
-	c->alen = (uint8_t)alen;
-	c->dqpn = p->dqpn;
-	c->port = b->in_port;
-	c->n = 0;
-	c->since = lc->now;
-	c->fabric = 0;
 	c->asked = ask(lc, c, p, b->tenant);
-	h->n_conns++;
 	*out = c;
 	return DP_DROP_NONE;
 }
@@ -130,19 +141,10 @@ dp_hold_fabric(struct dp_lcore *lc, struct dp_pkt *p, const uint8_t *host, unsig
 	if (!dp_learn_ring || h->n_frames >= DP_HOLD_FRAMES || (c && c->n == DP_HOLD_PER_CONN) ||
 	    (!c && h->n_conns == DP_HOLD_CONNS))
 		return DP_DROP_SPOOFED_SOURCE;
-	for (uint32_t i = 0; i < DP_HOLD_CONNS && !c; i++)
-		if (!h->c[i].alen) {
-			c = &h->c[i];
-			memcpy(c->dst, host, alen);
-			c->alen = (uint8_t)alen;
-			c->dqpn = qpn;
-			c->port = port;
-			c->n = 0;
-			c->since = lc->now;
-			c->asked = 1;
-			c->fabric = 1;
-			h->n_conns++;
-		}
+	if (!c) {
+		c = entry_open(lc, port, host, alen, qpn);
+		c->fabric = 1;
+	}
 	return hold_put(h, c, lc, p);
 }
 
