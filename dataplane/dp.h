@@ -271,8 +271,8 @@ struct dp_rate_lcore {
 	struct shaper *sh;                /* stage 1, or the only stage; NULL: no shaping */
 	struct shaper *sh2;               /* stage 2 of DCQCN tenants: the congestion point's queue */
 	struct dp_tenant_rate *tenants;   /* [DP_MAX_TENANTS], by tenant slot */
-	const struct ovl *synced;         /* the overlay whose changes this lcore applied */
-	volatile uint64_t sync_gen;       /* ... and their generation, for the control plane */
+	uint64_t synced_seq;              /* the overlay (its seq) whose changes this lcore looked for */
+	volatile uint64_t sync_gen;       /* the generation of the changes it applied, for the control plane */
 	uint32_t n_draining;              /* removed connections with frames still queued */
 	uint32_t n_unshape;               /* tenants with unshape_pending */
 	uint32_t n_shaped;                /* tenants whose frames go through the shaper */
@@ -330,6 +330,8 @@ struct dp {
 	volatile bool running;             /* the lcores run their loops */
 	uint32_t conn_cap;                 /* --max-connections: state ids below it; 0 = no shaper */
 	struct dp_rate_sync *sync;         /* the latest configuration's rate changes (dp_rate.h) */
+	volatile uint64_t sync_gen;        /* ... their generation, stored after sync */
+	uint64_t ovl_seq;                  /* the seq of the latest overlay published (dp_ovl_publish()) */
 	struct rte_mempool *pool;
 	volatile bool quit;
 	volatile bool traffic_seen;
@@ -376,6 +378,19 @@ static inline struct dp_conn_state *
 dp_conn_state(uint32_t id)
 {
 	return &dp.conn_chunks[id >> DP_STATE_CHUNK_SHIFT][id & ((1u << DP_STATE_CHUNK_SHIFT) - 1)];
+}
+
+/*
+ * Make @o the overlay the lcores take at their next iteration, numbered
+ * after every overlay published before it (under ctl_lock).  The lcores
+ * notice a new overlay by its number, never by its address: a header freed
+ * after its grace period can come back at the same address.
+ */
+static inline void
+dp_ovl_publish(struct ovl *o)
+{
+	o->seq = ++dp.ovl_seq;
+	__atomic_store_n(&dp.ovl, o, __ATOMIC_RELEASE);
 }
 
 /* Only for connections of a tenant with DCQCN on: their chunks exist. */

@@ -85,7 +85,7 @@ void dp_rate_sync(struct dp_lcore *lc);
 static inline void
 dp_rate_check_sync(struct dp_lcore *lc)
 {
-	if (unlikely(lc->ovl != lc->rate.synced))
+	if (unlikely(lc->ovl->seq != lc->rate.synced_seq))
 		dp_rate_sync(lc);
 }
 

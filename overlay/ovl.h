@@ -289,6 +289,7 @@ struct ovl {
 	 */
 	uint32_t live_conns, live_qps, live_mrs, live_endpoints;
 	struct ovl_store *store;    /* the arrays' and tables' room and free slots (ovl_inc.c) */
+	uint64_t seq;               /* its place in the order of publication, set by its publisher */
 };
 
 static inline void

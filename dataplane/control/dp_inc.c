@@ -177,7 +177,7 @@ cfg_commit(struct cfg_inc *ci, struct cfg *next, struct cfg **old_cfg)
 static void
 publish(struct ovl *h)
 {
-	__atomic_store_n(&dp.ovl, h, __ATOMIC_RELEASE);
+	dp_ovl_publish(h);
 	rte_rcu_qsbr_synchronize(dp.qsv, RTE_QSBR_THRID_INVALID);
 	dp_rate_wait();
 }
@@ -261,7 +261,7 @@ inc_apply(struct cfg_inc *ci, struct cfg *next, struct dp_reload_report *rep)
 		 * attachment.  The batch is in force at the commit; the old header
 		 * goes after a grace period that nobody waits for.
 		 */
-		__atomic_store_n(&dp.ovl, h1, __ATOMIC_RELEASE);
+		dp_ovl_publish(h1);
 		ovl_inc_commit(&oi);
 		cfg_commit(ci, next, &old_cfg);
 		ovl_inc_release(&oi);

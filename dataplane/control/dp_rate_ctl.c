@@ -53,7 +53,7 @@ struct rate_rec {
 };
 
 struct dp_rate_sync {
-	const struct ovl *ovl;
+	uint64_t first_seq;	/* the seq of the first overlay published after it: the one it was made for */
 	uint64_t gen;
 	uint32_t n_rec;
 	struct rate_rec *rec;
@@ -248,7 +248,7 @@ sync_begin(const struct ovl *o, struct dp_rate_sync **out, uint32_t *cap)
 	*out = s;
 	if (!s)
 		return rc;
-	s->ovl = o;
+	s->first_seq = dp.ovl_seq + 1;
 	s->gen = ++dp_rate_g.gen;
 	s->watchdog_ms = o->cfg->shaping.watchdog_ms;
 	s->tenants = calloc(o->n_tenants + 1, sizeof(*s->tenants));
@@ -289,6 +289,7 @@ sync_end(const struct ovl *o, struct dp_rate_sync *s)
 	dp_rate_wait();
 	sync_free(dp.sync);
 	dp.sync = s;
+	__atomic_store_n(&dp.sync_gen, s->gen, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -405,13 +406,22 @@ void
 dp_rate_sync(struct dp_lcore *lc)
 {
 	struct dp_rate_lcore *r = &lc->rate;
-	const struct dp_rate_sync *s = dp.sync;
+	const struct dp_rate_sync *s;
 	uint64_t now = rte_rdtsc();
 
-	if (!r->sh || !s || s->ovl != lc->ovl) {
-		r->synced = lc->ovl;
+	/*
+	 * The latest list once, at the first overlay this lcore takes from
+	 * those it was made for on: an lcore that skipped that overlay (two
+	 * changes within one iteration) applies it at the next one.  Its
+	 * generation is read first: the list cannot be freed before this lcore
+	 * has applied it (dp_rate_wait()).
+	 */
+	r->synced_seq = lc->ovl->seq;
+	if (!r->sh || __atomic_load_n(&dp.sync_gen, __ATOMIC_ACQUIRE) == r->sync_gen)
 		return;
-	}
+	s = dp.sync;
+	if (!s || lc->ovl->seq < s->first_seq)
+		return;
 	shaper_set_watchdog(r->sh, s->watchdog_ms);
 	r->cc_any = false;
 	for (uint32_t i = 0; i < s->n_rec; i++) {
@@ -456,7 +466,6 @@ dp_rate_sync(struct dp_lcore *lc)
 	r->n_shaped = 0;
 	for (uint32_t t = 0; t < DP_MAX_TENANTS; t++)
 		r->n_shaped += r->tenants[t].shaped;
-	r->synced = lc->ovl;
 	__atomic_store_n(&r->sync_gen, s->gen, __ATOMIC_RELEASE);
 }
 /* ---- Telemetry ---- */

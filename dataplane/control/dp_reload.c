@@ -282,7 +282,7 @@ dp_config_publish_locked(struct cfg *c, struct dp_reload_report *rep)
 	dp.cfg = c;
 	/* The MARK index of @o goes first: lcores use it only with the overlay it names. */
 	dp_offload_index_publish(o);
-	__atomic_store_n(&dp.ovl, o, __ATOMIC_RELEASE);
+	dp_ovl_publish(o);
 	if (old) {
 		/* Every lcore has finished its iteration on @old: nobody sees it. */
 		rte_rcu_qsbr_synchronize(dp.qsv, RTE_QSBR_THRID_INVALID);
