@@ -23,6 +23,11 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    as sent; the REQ and REP teach each switch the half its VM will send on,
    so the first WRITE each way is not held; a MAD of another class to QP1 is
    dropped (`gsi`) and counted;
+   then a DREQ and a DREP with a wrong Communication ID are forwarded but
+   remove nothing (`cm_unmatched` on both switches); a DREQ alone removes
+   nothing; its DREP removes both halves, on both hosts and in etcd
+   (`cm_removed`); the next data frame learns the QP again; a REJ of a new
+   REQ removes the half that REQ installed at B;
 4. etcd away: the connections in force keep forwarding; a new destination is
    dropped as `unresolved` once the hold time is over; etcd back;
 5. idle: after qp_idle_s the learners delete their records, and both switches
@@ -138,6 +143,70 @@ def cm_step(etcd, hs):
           "a MAD of class 0x04 to QP1 is dropped and counted", len(got))
 
 
+def mad_to(hs, frm, to, m, psn, name):
+    """Send MAD @m from @frm's VM to @to's QP1; true when it reaches @to's VM byte-identical."""
+    hs.drain()
+    hs.send(frm, gsi(frm, to, m, psn))
+    got = [d for w, _, d in hs.collect(5, lambda g: any(w == "vm" + to for w, _, _ in g)) if w == "vm" + to]
+    return check(len(got) == 1 and mad_of(got[0])[4] == m, "RDMA-CM %s from %s's VM reaches %s's" % (name, frm, to),
+                 len(got))
+
+
+def out_to(hs, n, q):
+    """Does switch @n hold an outgoing half to the peer's vqpn @q?"""
+    return any(c.get("half") == "out" and c.get("remote_vqpn") == q
+               for c in (hs.tel(n, "/roce/connections,blue") or {}).values() if isinstance(c, dict))
+
+
+def learn_of(hs, key):
+    return {n: (hs.tel(n, "/roce/learn") or {}).get(key, 0) for n in "AB"}
+
+
+def cm_remove_step(etcd, hs):
+    """After cm_step: A's half to (vB, 34) and B's half to (vA, 18), comm IDs 0x11 (A) and 0x22 (B)."""
+    rec_a, rec_b = "qps/blue/%s/34" % VB, "qps/blue/%s/18" % VA
+    check(etcd.get(rec_a) is not None and etcd.get(rec_b) is not None,
+          "etcd holds A's record of (vB, 34) and B's of (vA, 18)")
+    # A DREQ and a DREP with a wrong Communication ID: forwarded, but they name no connection.
+    unmatched, removed = learn_of(hs, "cm_unmatched"), learn_of(hs, "cm_removed")
+    mad_to(hs, "A", "B", cm.mad(cm.CM_CLASS, cm.ATTR["DREQ"], 0x1002, cm.dreq(0x11, 0x23, 34)), 20, "DREQ (wrong ID)")
+    mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["DREP"], 0x1002, bytes(cm.two_ids(0x23, 0x11, 232))), 21,
+           "DREP (wrong ID)")
+    check(h.until(lambda: learn_of(hs, "cm_unmatched") == {n: unmatched[n] + 2 for n in "AB"}, 3, 0.05),
+          "each switch counts the two as cm_unmatched", (unmatched, learn_of(hs, "cm_unmatched")))
+    time.sleep(0.5)
+    check(out_to(hs, "A", 34) and out_to(hs, "B", 18) and etcd.get(rec_a) is not None and
+          etcd.get(rec_b) is not None and learn_of(hs, "cm_removed") == removed,
+          "a DREQ and DREP with wrong IDs remove nothing")
+    # The DREQ alone removes nothing; its DREP both halves, on both hosts and in etcd.
+    mad_to(hs, "A", "B", cm.mad(cm.CM_CLASS, cm.ATTR["DREQ"], 0x1003, cm.dreq(0x11, 0x22, 34)), 22, "DREQ")
+    time.sleep(0.5)
+    check(out_to(hs, "A", 34) and out_to(hs, "B", 18), "after the DREQ alone both halves stay")
+    mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["DREP"], 0x1003, bytes(cm.two_ids(0x22, 0x11, 232))), 23, "DREP")
+    check(h.until(lambda: etcd.get(rec_a) is None and etcd.get(rec_b) is None, 5, 0.05),
+          "after the DREP both records are gone from etcd")
+    check(h.until(lambda: not out_to(hs, "A", 34) and not out_to(hs, "B", 18), 5, 0.05),
+          "and A and B dropped their halves")
+    check(learn_of(hs, "cm_removed") == {n: removed[n] + 1 for n in "AB"}, "each switch counts its record cm_removed",
+          learn_of(hs, "cm_removed"))
+    # The QP used again: its next frame learns it again.
+    hs.drain()
+    hs.send("A", h.vm_frame("A", "B", 34, 7))
+    got = hs.collect(5, lambda g: len(at(g, "vmB")) >= 1)
+    check([h.roce(d)[1:] for _, d in at(got, "vmB")] == [(34, 7)] and etcd.get(rec_a) is not None,
+          "the next data frame to (vB, 34) is learned again and delivered", [h.roce(d)[1:] for _, d in at(got, "vmB")])
+    # A REJ of a REQ: what the REQ installed at B (its half to (vA, 19)) goes.
+    rec_r = "qps/blue/%s/19" % VA
+    mad_to(hs, "A", "B", cm.mad(cm.CM_CLASS, cm.ATTR["REQ"], 0x1004, cm.req(0x33, 19, 300, VA, VB)), 24, "REQ")
+    check(h.until(lambda: out_to(hs, "B", 19) and etcd.get(rec_r) is not None, 5, 0.05),
+          "the REQ taught B its half to (vA, 19)")
+    removed = learn_of(hs, "cm_removed")
+    mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["REJ"], 0x1004, cm.rej(0x44, 0x33, 28)), 25, "REJ")
+    check(h.until(lambda: etcd.get(rec_r) is None and not out_to(hs, "B", 19), 5, 0.05),
+          "after the REJ B's half and its etcd record are gone")
+    check(learn_of(hs, "cm_removed")["B"] == removed["B"] + 1, "B counts it cm_removed")
+
+
 def steps(etcd, hs):
     check(etcd.start_all(), "etcd is healthy")
     hs.setup()
@@ -206,6 +275,7 @@ def steps(etcd, hs):
 
     # 3. RDMA-CM.
     cm_step(etcd, hs)
+    cm_remove_step(etcd, hs)
 
     # 5. Idle: qp_idle_s 3 (plus the stale records of 35 written while etcd was away).
     check(h.until(lambda: etcd.get("qps/blue/%s/33" % VB) is None and etcd.get("qps/blue/%s/17" % VA) is None,
