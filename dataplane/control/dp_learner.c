@@ -265,7 +265,8 @@ resolve_gsi(const struct job *j)
 			continue;
 		}
 		rec = dp_learner_gsi_json(j->tenant, vip, prefix ? 0 : pqpn_next());
-		if (rec && prefix && asprintf(&key, "%s/qps/%s/%s/%u", prefix, j->tenant, dp_learner_ip_str(vip, v), ROCE_GSI_QPN) >= 0 &&
+		if (rec && prefix &&
+		    asprintf(&key, "%s/qps/%s/%s/%u", prefix, j->tenant, dp_learner_ip_str(vip, v), ROCE_GSI_QPN) >= 0 &&
 		    dp_cluster_learn_put(key, rec) == 0)
 			dp_learn_st.learned++;
 		else if (rec && !prefix && dp_learner_apply_one("put", rec, NULL) == 0)
