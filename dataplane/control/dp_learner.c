@@ -393,7 +393,7 @@ expire(void)
 	pthread_mutex_unlock(&dp.ctl_lock);
 	if (out)
 		dp_learner_forget(out);
-	dp_learner_cm_expire(ln.list, now);
+	dp_learner_cm_expire(now);
 }
 
 static void *

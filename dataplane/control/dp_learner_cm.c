@@ -26,8 +26,9 @@
  *
  * Bounds: CM_PER_TENANT connections a tenant slot; a REQ beyond them is not
  * followed (its end then counts unmatched, its records expire idle).  A
- * connection never answered goes after CM_IDLE_S, one whose records are all
- * gone after as long without a message.
+ * connection never answered goes after CM_IDLE_S without a message, one set
+ * up once neither of its halves is in force here (idle expiry took them) and
+ * as long has passed; the sweep costs two hash lookups a connection.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +51,9 @@ struct cm_conn {
 	uint64_t last;            /* TSC of its last message */
 };
 
+/* Per tenant slot, so that one tenant's messages search its own connections only. */
 static struct {
-	struct cm_conn *list;
+	struct cm_conn *list[DP_MAX_TENANTS];
 	uint32_t n[DP_MAX_TENANTS];
 } cm;
 
@@ -70,11 +72,11 @@ static struct cm_conn **
 cm_find(uint32_t tslot, const struct ovl_ip *from, const struct ovl_ip *to, uint32_t lid, uint32_t rid, bool new_lid,
 	int *side)
 {
-	for (struct cm_conn **pc = &cm.list; *pc; pc = &(*pc)->next) {
+	if (tslot >= DP_MAX_TENANTS)
+		return NULL;
+	for (struct cm_conn **pc = &cm.list[tslot]; *pc; pc = &(*pc)->next) {
 		struct cm_conn *c = *pc;
 
-		if (c->tslot != tslot)
-			continue;
 		for (int k = 0; k < 2; k++)
 			if (ip_eq(&c->vip[k], from) && ip_eq(&c->vip[1 - k], to) && (c->known & (2 >> k)) &&
 			    c->id[1 - k] == rid && ((c->known & (1 << k)) ? c->id[k] == lid : new_lid)) {
@@ -95,8 +97,8 @@ cm_open(uint32_t tslot, const struct ovl_ip *active, const struct ovl_ip *passiv
 	c->tslot = tslot;
 	c->vip[0] = *active;
 	c->vip[1] = *passive;
-	c->next = cm.list;
-	cm.list = c;
+	c->next = cm.list[tslot];
+	cm.list[tslot] = c;
 	cm.n[tslot]++;
 	return c;
 }
@@ -158,11 +160,10 @@ dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learne
 	switch (m->attr) {
 	case ROCE_CM_REQ:
 		/* A REQ names the passive side's ID as 0: look it up by the active side's alone. */
-		for (pc = &cm.list; *pc; pc = &(*pc)->next)
-			if ((*pc)->tslot == r->tslot && ((*pc)->known & 1) && (*pc)->id[0] == m->local_id &&
-			    ip_eq(&(*pc)->vip[0], from) && ip_eq(&(*pc)->vip[1], to))
+		for (c = r->tslot < DP_MAX_TENANTS ? cm.list[r->tslot] : NULL; c; c = c->next)
+			if ((c->known & 1) && c->id[0] == m->local_id && ip_eq(&c->vip[0], from) && ip_eq(&c->vip[1], to))
 				break;
-		c = *pc ? *pc : cm_open(r->tslot, from, to);
+		c = c ? c : cm_open(r->tslot, from, to);
 		if (c) {
 			c->id[0] = m->local_id;
 			c->known |= 1;
@@ -208,27 +209,47 @@ dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learne
 		dp_learn_st.cm_unmatched++;
 }
 
+/* Is a half of @c in force on this switch (an outgoing half, whoever wrote it)? One lookup a side. */
+static bool
+cm_in_force(const struct ovl *o, const struct cm_conn *c)
+{
+	struct learned h = { .tslot = c->tslot };
+	uint32_t t;
+
+	for (int k = 0; k < 2; k++) {
+		if (!c->qpn[1 - k])
+			continue;
+		h.src = c->vip[k];
+		h.dst = c->vip[1 - k];
+		h.dqpn = c->qpn[1 - k];
+		if (dp_learner_in_force(o, &h, &t) != OVL_NONE)
+			return true;
+	}
+	return false;
+}
+
 void
-dp_learner_cm_expire(const struct learned *list, uint64_t now)
+dp_learner_cm_expire(uint64_t now)
 {
 	uint64_t idle = (uint64_t)CM_IDLE_S * rte_get_tsc_hz();
 
-	for (struct cm_conn **pc = &cm.list; *pc;) {
-		struct cm_conn *c = *pc;
-		bool held = false;
+	pthread_mutex_lock(&dp.ctl_lock);
+	for (uint32_t s = 0; s < DP_MAX_TENANTS; s++)
+		for (struct cm_conn **pc = &cm.list[s]; *pc;) {
+			struct cm_conn *c = *pc;
 
-		for (const struct learned *l = list; l && !held && c->known == 3; l = l->next)
-			held = cm_half(c, l);
-		if (!held && now > c->last && now - c->last > idle)
-			cm_close(pc);
-		else
-			pc = &c->next;
-	}
+			if (now > c->last && now - c->last > idle && !(c->known == 3 && cm_in_force(dp.ovl, c)))
+				cm_close(pc);
+			else
+				pc = &c->next;
+		}
+	pthread_mutex_unlock(&dp.ctl_lock);
 }
 
 void
 dp_learner_cm_free(void)
 {
-	while (cm.list)
-		cm_close(&cm.list);
+	for (uint32_t s = 0; s < DP_MAX_TENANTS; s++)
+		while (cm.list[s])
+			cm_close(&cm.list[s]);
 }

@@ -70,8 +70,8 @@ void dp_learner_forget(struct learned *out);
 
 /* RDMA-CM (dp_learner_cm.c): one message (@r->cm.attr set); what it removes moves from @list to @out. */
 void dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, uint64_t now);
-/* CM connections idle for long, and those whose records are all gone, forgotten (once a second). */
-void dp_learner_cm_expire(const struct learned *list, uint64_t now);
+/* CM connections never answered, and those whose halves are no longer in force, forgotten (takes dp.ctl_lock). */
+void dp_learner_cm_expire(uint64_t now);
 /* Forget every CM connection (at stop). */
 void dp_learner_cm_free(void);
 

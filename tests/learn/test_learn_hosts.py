@@ -162,12 +162,22 @@ def learn_of(hs, key):
     return {n: (hs.tel(n, "/roce/learn") or {}).get(key, 0) for n in "AB"}
 
 
+def touch(hs, sends):
+    """A data frame on each of @sends ((from, to, vqpn), ...), delivered: qp_idle_s (3 s) counts anew."""
+    hs.drain()
+    for i, (frm, to, q) in enumerate(sends):
+        hs.send(frm, h.vm_frame(frm, to, q, 100 + i))
+    got = hs.collect(3, lambda g: len([1 for w, _, d in g if w in ("vmA", "vmB") and h.roce(d)]) >= len(sends))
+    return len([1 for w, _, d in got if w in ("vmA", "vmB") and h.roce(d)]) == len(sends)
+
+
 def cm_remove_step(etcd, hs):
     """After cm_step: A's half to (vB, 34) and B's half to (vA, 18), comm IDs 0x11 (A) and 0x22 (B)."""
     rec_a, rec_b = "qps/blue/%s/34" % VB, "qps/blue/%s/18" % VA
     check(etcd.get(rec_a) is not None and etcd.get(rec_b) is not None,
           "etcd holds A's record of (vB, 34) and B's of (vA, 18)")
     # A DREQ and a DREP with a wrong Communication ID: forwarded, but they name no connection.
+    check(touch(hs, (("A", "B", 34), ("B", "A", 18))), "both halves carry a frame")
     unmatched, removed = learn_of(hs, "cm_unmatched"), learn_of(hs, "cm_removed")
     mad_to(hs, "A", "B", cm.mad(cm.CM_CLASS, cm.ATTR["DREQ"], 0x1002, cm.dreq(0x11, 0x23, 34)), 20, "DREQ (wrong ID)")
     mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["DREP"], 0x1002, bytes(cm.two_ids(0x23, 0x11, 232))), 21,
@@ -178,9 +188,11 @@ def cm_remove_step(etcd, hs):
     check(out_to(hs, "A", 34) and out_to(hs, "B", 18) and etcd.get(rec_a) is not None and
           etcd.get(rec_b) is not None and learn_of(hs, "cm_removed") == removed,
           "a DREQ and DREP with wrong IDs remove nothing")
-    # The DREQ alone removes nothing; its DREP both halves, on both hosts and in etcd.
+    # The DREQ alone removes nothing; its DREP both halves, on both hosts and in etcd. The halves
+    # carry a frame first, so that idle expiry (qp_idle_s 3) cannot take them meanwhile.
+    check(touch(hs, (("A", "B", 34), ("B", "A", 18))), "both halves carry a frame")
     mad_to(hs, "A", "B", cm.mad(cm.CM_CLASS, cm.ATTR["DREQ"], 0x1003, cm.dreq(0x11, 0x22, 34)), 22, "DREQ")
-    time.sleep(0.5)
+    time.sleep(0.3)
     check(out_to(hs, "A", 34) and out_to(hs, "B", 18), "after the DREQ alone both halves stay")
     mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["DREP"], 0x1003, bytes(cm.two_ids(0x22, 0x11, 232))), 23, "DREP")
     check(h.until(lambda: etcd.get(rec_a) is None and etcd.get(rec_b) is None, 5, 0.05),
@@ -200,6 +212,7 @@ def cm_remove_step(etcd, hs):
     mad_to(hs, "A", "B", cm.mad(cm.CM_CLASS, cm.ATTR["REQ"], 0x1004, cm.req(0x33, 19, 300, VA, VB)), 24, "REQ")
     check(h.until(lambda: out_to(hs, "B", 19) and etcd.get(rec_r) is not None, 5, 0.05),
           "the REQ taught B its half to (vA, 19)")
+    check(touch(hs, (("B", "A", 19),)), "B's half to (vA, 19) carries a frame")
     removed = learn_of(hs, "cm_removed")
     mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["REJ"], 0x1004, cm.rej(0x44, 0x33, 28)), 25, "REJ")
     check(h.until(lambda: etcd.get(rec_r) is None and not out_to(hs, "B", 19), 5, 0.05),
