@@ -195,7 +195,8 @@ def cm_remove_step(etcd, hs):
     time.sleep(0.3)
     check(out_to(hs, "A", 34) and out_to(hs, "B", 18), "after the DREQ alone both halves stay")
     mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["DREP"], 0x1003, bytes(cm.two_ids(0x22, 0x11, 232))), 23, "DREP")
-    check(h.until(lambda: etcd.get(rec_a) is None and etcd.get(rec_b) is None, 5, 0.05),
+    # Within 1.5 s: idle expiry could not take them before 3 s after the frames above.
+    check(h.until(lambda: etcd.get(rec_a) is None and etcd.get(rec_b) is None, 1.5, 0.05),
           "after the DREP both records are gone from etcd")
     check(h.until(lambda: not out_to(hs, "A", 34) and not out_to(hs, "B", 18), 5, 0.05),
           "and A and B dropped their halves")
@@ -215,7 +216,7 @@ def cm_remove_step(etcd, hs):
     check(touch(hs, (("B", "A", 19),)), "B's half to (vA, 19) carries a frame")
     removed = learn_of(hs, "cm_removed")
     mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["REJ"], 0x1004, cm.rej(0x44, 0x33, 28)), 25, "REJ")
-    check(h.until(lambda: etcd.get(rec_r) is None and not out_to(hs, "B", 19), 5, 0.05),
+    check(h.until(lambda: etcd.get(rec_r) is None and not out_to(hs, "B", 19), 1.5, 0.05),
           "after the REJ B's half and its etcd record are gone")
     check(learn_of(hs, "cm_removed")["B"] == removed["B"] + 1, "B counts it cm_removed")
 
