@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Inside the learner (dp_learner.h): what its three files share.  Everything
+ * Inside the learner (dp_learner.h): what its files share.  Everything
  * here belongs to the learner's thread, "roce-learn", but last_error, which
  * /roce/learn reads (torn text tolerated).
  *
@@ -8,7 +8,8 @@
  *   dp_learner_rec.c  the records as JSON, batches through the apply path,
  *                     records taken away (a delete here, or in etcd);
  *   dp_learner_cm.c   RDMA-CM connections: which records a REQ and REP
- *                     installed, taken away at a REJ or a DREP.
+ *                     installed, taken away at a REJ or a DREP (the rules:
+ *                     dp_cm_track.c, pure).
  */
 #ifndef DP_LEARNER_INT_H
 #define DP_LEARNER_INT_H
