@@ -123,10 +123,14 @@ struct cfg_tenant {
 	struct cfg_vlan vlan;   /* its frames' tags on the fabric; unset: the uplink's policy */
 	bool qp_learning;       /* "qp_learning": its QPs are learned from the wire (half records) */
 	uint32_t qp_idle_s;     /* "qp_idle_s": a learned QP idle this long goes (CFG_DEFAULT_QP_IDLE_S) */
+	uint32_t gsi_pps;       /* "gsi_pps": its RDMA-CM MADs to QP1 a second, also the burst (0: none) */
 };
 
 /* "qp_idle_s" when a tenant does not give it. */
 #define CFG_DEFAULT_QP_IDLE_S 300
+/* "gsi_pps" when a tenant does not give it, and its largest value. */
+#define CFG_DEFAULT_GSI_PPS 200
+#define CFG_MAX_GSI_PPS 100000
 
 /*
  * An XRC SRQ of an endpoint: the number its RNIC really uses (vsrqn, what an

@@ -54,7 +54,8 @@ tenant_equal(const struct cfg_tenant *a, const struct cfg_tenant *b)
 	       cfg_inc_rate_equal(&a->rate, &b->rate) && a->mr_check == b->mr_check &&
 	       dcqcn_params_equal(&a->dcqcn, &b->dcqcn) && a->dcqcn_override == b->dcqcn_override &&
 	       a->privileged_qkey == b->privileged_qkey && vlan_equal(&a->vlan, &b->vlan) &&
-	       a->qp_learning == b->qp_learning && a->qp_idle_s == b->qp_idle_s;
+	       a->qp_learning == b->qp_learning && a->qp_idle_s == b->qp_idle_s &&
+	       a->gsi_pps == b->gsi_pps;
 }
 
 static bool

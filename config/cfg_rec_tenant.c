@@ -43,6 +43,8 @@ static const struct cfg_field tenant_fields[] = {
 	[CFG_T_LEARNING] = CFG_FIELD(struct cfg_tenant, "qp_learning", CFG_F_BOOL, CFG_OPTIONAL, qp_learning),
 	[CFG_T_IDLE] = CFG_FIELD(struct cfg_tenant, "qp_idle_s", CFG_F_UINT, CFG_OPTIONAL, qp_idle_s,
 				 .min = 1, .max = 86400),
+	[CFG_T_GSI_PPS] = CFG_FIELD(struct cfg_tenant, "gsi_pps", CFG_F_UINT, CFG_OPTIONAL, gsi_pps,
+				    .max = CFG_MAX_GSI_PPS),
 };
 
 /* A tenant's "dcqcn": a profile to start from instead of the top-level parameters. */
@@ -219,6 +221,7 @@ cfg_tenant_parse(struct cfg_ld *ld, const struct cfg_jv *v, const struct cfg_pat
 
 	t->max_qps = CFG_DEFAULT_MAX_QPS;
 	t->qp_idle_s = CFG_DEFAULT_QP_IDLE_S;
+	t->gsi_pps = CFG_DEFAULT_GSI_PPS;
 	t->mr_check = CFG_MR_CHECK_OFF;
 	t->dcqcn = c->dcqcn.params;
 	if (!cfg_rec_begin(ld, v, i, p, r))

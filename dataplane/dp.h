@@ -150,6 +150,7 @@ struct dp_stats {
 	uint64_t gsi_forwarded;   /* RDMA-CM MADs of learning tenants let through to QP1 lookups */
 	uint64_t gsi_class_dropped; /* a learning tenant's QP1 frames of another class or form: gsi */
 	uint64_t cm_learn;        /* halves asked of the learner from a REQ or REP delivered */
+	uint64_t gsi_rate_dropped; /* a learning tenant's MADs over its "gsi_pps": gsi */
 } __rte_cache_aligned;
 
 /*

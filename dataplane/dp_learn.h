@@ -45,14 +45,36 @@ struct dp_hold_conn {
 	struct rte_mbuf *m[DP_HOLD_PER_CONN];
 };
 
-/* What one lcore holds; written by that lcore only, n_frames read by telemetry. */
+/*
+ * What one lcore holds; written by that lcore only, n_frames read by
+ * telemetry.  releasing is set while the frames dp_hold_ready() returned run
+ * through the stages again: stage 1 does not count them, nor take their GSI
+ * tokens, twice.
+ */
 struct dp_hold {
 	uint32_t n_conns;
 	volatile uint32_t n_frames;
+	bool releasing;
 	struct dp_hold_conn c[DP_HOLD_CONNS];
 };
 
-/* An lcore's request to the learner: the first frame of a destination it does not know. */
+/*
+ * An RDMA-CM message of a learning tenant that passed this switch, as far as
+ * the learner reads it (control/dp_learner_cm.c): attr 0 for none.  The
+ * request's src is the VM on this host, dst its peer; @out says which sent it.
+ */
+struct dp_learn_cm {
+	uint16_t attr;            /* enum roce_cm_attr: REQ, REP, REJ, DREQ or DREP */
+	uint8_t out;              /* 1: src sent it (to the fabric); 0: src received it */
+	uint8_t learn;            /* a REQ or REP delivered: learn the half src -> (dst, dqpn) too */
+	uint32_t local_id, remote_id; /* the sender's and the receiver's Communication IDs */
+	uint32_t qpn;             /* REQ, REP: the sender's Local QPN */
+};
+
+/*
+ * An lcore's request to the learner: the first frame of a destination it
+ * does not know (src -> (dst, dqpn)), or an RDMA-CM message (cm.attr set).
+ */
 struct dp_learn_req {
 	uint32_t tslot;           /* the tenant's stable slot */
 	uint32_t dqpn;
@@ -60,6 +82,7 @@ struct dp_learn_req {
 	uint8_t alen;
 	uint8_t type;             /* enum cfg_qp_type, from the frame's opcode */
 	uint8_t src[16], dst[16];
+	struct dp_learn_cm cm;
 };
 
 /*
@@ -75,6 +98,13 @@ struct dp_learn_stats {
 	uint64_t apply_us;                /* time the bursts' local records took in the apply path */
 	uint64_t learned, learned_now, expired, stale, known;
 	uint64_t refused_quota, refused_rate, refused_no_etcd, refused_other;
+	/*
+	 * RDMA-CM: learned records removed at a DREP or REJ, and REJ, DREQ and
+	 * DREP that match no connection of their tenant by vips and
+	 * Communication IDs (forged, or of a connection this switch did not see
+	 * set up).
+	 */
+	uint64_t cm_removed, cm_unmatched;
 };
 extern struct dp_learn_stats dp_learn_st;
 

@@ -185,6 +185,7 @@ ovl_header_fill(struct ovl *o, const struct cfg *c, char *err, size_t err_len)
 		t->privileged_qkey = c->tenants[i].privileged_qkey;
 		t->qp_learning = c->tenants[i].qp_learning;
 		t->qp_idle_s = c->tenants[i].qp_idle_s;
+		t->gsi_pps = c->tenants[i].gsi_pps;
 	}
 	for (uint32_t i = 0; i < c->n_ports; i++) {
 		const struct cfg_port *cp = &c->ports[i];

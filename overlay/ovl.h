@@ -145,6 +145,7 @@ struct ovl_tenant {
 	struct ovl_vlan vlan;     /* ... this one; else the uplink's */
 	bool qp_learning;         /* its connections are learned (cfg_qp_half()) */
 	uint32_t qp_idle_s;
+	uint32_t gsi_pps;         /* its RDMA-CM MADs to QP1 a second (dp_gsi_limit.h) */
 };
 
 struct ovl_endpoint {

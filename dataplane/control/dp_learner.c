@@ -46,6 +46,7 @@
 #include "dp_delta.h"
 #include "dp_learn.h"
 #include "dp_learner.h"
+#include "dp_learner_int.h"
 
 #define LEARN_RING_SIZE 4096
 /* A record written whose connection has not come within this time goes again. */
@@ -53,17 +54,6 @@
 /* pqpns the learner gives local destinations: the top half of the 24-bit space. */
 #define LEARN_PQPN_FIRST 0x800000u
 #define LEARN_PQPN_LAST 0xffffffu
-
-/* A record the learner wrote. */
-struct learned {
-	struct learned *next;
-	uint32_t tslot;
-	struct ovl_ip dst, src;
-	uint32_t dqpn;
-	bool remote;              /* in etcd, on the lease */
-	uint64_t since;           /* TSC it was written; idle time counts from here before any frame */
-	char *key;                /* its etcd key (remote) */
-};
 
 static struct {
 	uint32_t hold_ms, rate;
@@ -74,7 +64,6 @@ static struct {
 	struct learned *list;     /* the learner thread's own */
 	double tokens[DP_MAX_TENANTS];
 	uint64_t refill_tsc[DP_MAX_TENANTS];
-	char last_error[256];
 } ln = { .hold_ms = 500, .rate = 1000 };
 
 void
@@ -82,16 +71,6 @@ dp_learn_configure(uint32_t hold_ms, uint32_t rate)
 {
 	ln.hold_ms = hold_ms;
 	ln.rate = rate ? rate : 1;
-}
-
-/* The tenant of stable slot @slot in @o, or OVL_NONE. */
-static uint32_t
-tenant_of_slot(const struct ovl *o, uint32_t slot)
-{
-	for (uint32_t t = 0; t < o->n_tenants; t++)
-		if (o->tenants[t].slot == slot)
-			return t;
-	return OVL_NONE;
 }
 
 static bool
@@ -108,124 +87,6 @@ rate_take(uint32_t slot, uint64_t now)
 }
 
 static void
-ip_of(struct ovl_ip *ip, const uint8_t *b, uint8_t alen)
-{
-	memset(ip, 0, sizeof(*ip));
-	ip->ver = alen == 16 ? 6 : 4;
-	memcpy(ip->b, b, alen);
-}
-
-static const char *
-ip_str(const struct ovl_ip *ip, char buf[CFG_IP_STRLEN])
-{
-	struct cfg_ip c = { 0 };
-
-	c.ver = ip->ver;
-	memcpy(c.b, ip->b, 16);
-	return cfg_ip_str(&c, buf);
-}
-
-/*
- * The half record as JSON text (malloc'ed): @pqpn 0 for none (its owner
- * chooses), @key_only for a delete.
- */
-static char *
-half_json(const char *tenant, const struct ovl_ip *dst, uint32_t dqpn, uint32_t pqpn, uint8_t type,
-	  const struct ovl_ip *src, bool key_only)
-{
-	char d[CFG_IP_STRLEN], s[CFG_IP_STRLEN];
-	json_t *r = json_pack("{s:s, s:s, s:I}", "tenant", tenant, "vip", ip_str(dst, d), "vqpn", (json_int_t)dqpn);
-	char *txt;
-
-	if (!r)
-		return NULL;
-	if (!key_only) {
-		json_object_set_new(r, "type", json_string(type == CFG_QP_UC ? "uc" : "rc"));
-		json_object_set_new(r, "peer", json_pack("{s:s}", "vip", ip_str(src, s)));
-	}
-	if (pqpn)
-		json_object_set_new(r, "pqpn", json_integer(pqpn));
-	txt = json_dumps(r, JSON_COMPACT);
-	json_decref(r);
-	return txt;
-}
-
-/* The UD record of @vip's GSI QP (QP1): @pqpn 0 for none (its owner chooses). */
-static char *
-gsi_json(const char *tenant, const struct ovl_ip *vip, uint32_t pqpn)
-{
-	char v[CFG_IP_STRLEN];
-	json_t *r = json_pack("{s:s, s:s, s:i, s:s}", "tenant", tenant, "vip", ip_str(vip, v), "vqpn", ROCE_GSI_QPN,
-			      "type", "ud");
-	char *txt;
-
-	if (!r)
-		return NULL;
-	if (pqpn)
-		json_object_set_new(r, "pqpn", json_integer(pqpn));
-	txt = json_dumps(r, JSON_COMPACT);
-	json_decref(r);
-	return txt;
-}
-
-/* Records (JSON texts, comma-separated) gathered for one batch. */
-struct batch {
-	char *txt;
-	size_t len, cap;
-	uint32_t n;
-};
-
-static int
-batch_add(struct batch *b, const char *rec)
-{
-	size_t need = b->len + strlen(rec) + 2;
-
-	if (need > b->cap) {
-		char *t = realloc(b->txt, need * 2);
-
-		if (!t)
-			return -1;
-		b->txt = t;
-		b->cap = need * 2;
-	}
-	b->len += (size_t)sprintf(b->txt + b->len, "%s%s", b->n ? "," : "", rec);
-	b->n++;
-	return 0;
-}
-
-/* One batch through the apply path: 0, or -1 with the first error in last_error (and quota told apart). */
-static int
-apply(const char *op, const struct batch *b, bool *quota)
-{
-	struct dp_delta_report rep;
-	char *buf = NULL;
-	int rc, n;
-
-	n = asprintf(&buf, "{\"%s\": {\"qps\": [%s]}}", op, b->txt ? b->txt : "");
-	if (n < 0)
-		return -1;
-	rc = dp_delta_apply(buf, (size_t)n, &rep);
-	if (rc < 0 && rep.rr.errs.n) {
-		snprintf(ln.last_error, sizeof(ln.last_error), "%s: %s", op, rep.rr.errs.msg[0]);
-		if (quota)
-			*quota = strstr(rep.rr.errs.msg[0], "max_qps") != NULL;
-	}
-	dp_delta_report_free(&rep);
-	free(buf);
-	return rc;
-}
-
-static int
-apply_one(const char *op, const char *rec, bool *quota)
-{
-	struct batch b = { 0 };
-	int rc = batch_add(&b, rec) == 0 ? apply(op, &b, quota) : -1;
-
-	free(b.txt);
-	return rc;
-}
-
-static void
 remember(const struct dp_learn_req *r, bool remote, char *key)
 {
 	struct learned *l = calloc(1, sizeof(*l));
@@ -235,8 +96,8 @@ remember(const struct dp_learn_req *r, bool remote, char *key)
 		return;
 	}
 	l->tslot = r->tslot;
-	ip_of(&l->dst, r->dst, r->alen);
-	ip_of(&l->src, r->src, r->alen);
+	dp_learner_ip_of(&l->dst, r->dst, r->alen);
+	dp_learner_ip_of(&l->src, r->src, r->alen);
 	l->dqpn = r->dqpn;
 	l->remote = remote;
 	l->since = rte_rdtsc();
@@ -262,12 +123,12 @@ resolve_local(const struct dp_learn_req *r, const char *tenant, const struct ovl
 {
 	for (int tries = 0; tries < 8; tries++) {
 		bool quota = false;
-		char *rec = half_json(tenant, dst, r->dqpn, pqpn_next(), r->type, src, false);
+		char *rec = dp_learner_half_json(tenant, dst, r->dqpn, pqpn_next(), r->type, src, false);
 		int rc;
 
 		if (!rec)
 			break;
-		rc = apply_one("put", rec, &quota);
+		rc = dp_learner_apply_one("put", rec, &quota);
 		free(rec);
 		if (rc == 0) {
 			dp_learn_st.learned++;
@@ -294,8 +155,8 @@ resolve_remote(const struct dp_learn_req *r, const char *tenant, const struct ov
 		dp_learn_st.refused_no_etcd++;
 		return;
 	}
-	if (!(rec = half_json(tenant, dst, r->dqpn, 0, r->type, src, false)) ||
-	    asprintf(&key, "%s/qps/%s/%s/%" PRIu32, prefix, tenant, ip_str(dst, d), r->dqpn) < 0 ||
+	if (!(rec = dp_learner_half_json(tenant, dst, r->dqpn, 0, r->type, src, false)) ||
+	    asprintf(&key, "%s/qps/%s/%s/%" PRIu32, prefix, tenant, dp_learner_ip_str(dst, d), r->dqpn) < 0 ||
 	    dp_cluster_learn_put(key, rec) < 0) {
 		free(rec);
 		free(key);
@@ -334,11 +195,11 @@ static void
 decide(const struct ovl *o, struct job *j, const struct job *before, unsigned n_before)
 {
 	const struct dp_learn_req *r = j->r;
-	uint32_t t = o ? tenant_of_slot(o, r->tslot) : OVL_NONE, de;
+	uint32_t t = o ? dp_learner_tenant_of_slot(o, r->tslot) : OVL_NONE, de;
 	const struct ovl_tenant *tn;
 
-	ip_of(&j->dst, r->dst, r->alen);
-	ip_of(&j->src, r->src, r->alen);
+	dp_learner_ip_of(&j->dst, r->dst, r->alen);
+	dp_learner_ip_of(&j->src, r->src, r->alen);
 	if (t == OVL_NONE || !o->tenants[t].qp_learning ||
 	    (de = ovl_lookup_endpoint(o, t, j->dst.b, r->alen)) == OVL_NONE)
 		return;
@@ -376,7 +237,7 @@ decide(const struct ovl *o, struct job *j, const struct job *before, unsigned n_
 		j->v = V_REMOTE;
 	if (j->v != V_KNOWN && !(j->tenant = strdup(tn->name)))
 		j->v = V_NONE;
-	if (j->v == V_LOCAL && !(j->rec = half_json(j->tenant, &j->dst, r->dqpn, pqpn_next(), r->type, &j->src,
+	if (j->v == V_LOCAL && !(j->rec = dp_learner_half_json(j->tenant, &j->dst, r->dqpn, pqpn_next(), r->type, &j->src,
 						    false)))
 		j->v = V_NONE;
 }
@@ -403,11 +264,12 @@ resolve_gsi(const struct job *j)
 			dp_learn_st.refused_no_etcd++;
 			continue;
 		}
-		rec = gsi_json(j->tenant, vip, prefix ? 0 : pqpn_next());
-		if (rec && prefix && asprintf(&key, "%s/qps/%s/%s/%u", prefix, j->tenant, ip_str(vip, v), ROCE_GSI_QPN) >= 0 &&
+		rec = dp_learner_gsi_json(j->tenant, vip, prefix ? 0 : pqpn_next());
+		if (rec && prefix &&
+		    asprintf(&key, "%s/qps/%s/%s/%u", prefix, j->tenant, dp_learner_ip_str(vip, v), ROCE_GSI_QPN) >= 0 &&
 		    dp_cluster_learn_put(key, rec) == 0)
 			dp_learn_st.learned++;
-		else if (rec && !prefix && apply_one("put", rec, NULL) == 0)
+		else if (rec && !prefix && dp_learner_apply_one("put", rec, NULL) == 0)
 			dp_learn_st.learned++;
 		else
 			dp_learn_st.refused_other++;
@@ -418,30 +280,36 @@ resolve_gsi(const struct job *j)
 
 /*
  * A burst of requests: the local destinations as one batch (one by one if
- * it is refused, to tell which record was), the remote ones into etcd.
+ * it is refused, to tell which record was), the remote ones into etcd; then
+ * the RDMA-CM messages among them, in order, and what their REJ and DREP
+ * take away (after the records of the same burst are in).
  */
 static void
 handle(const struct dp_learn_req *reqs, unsigned n)
 {
 	struct job jobs[64] = { 0 };
 	struct batch b = { 0 };
+	struct learned *out = NULL;
 	bool whole = false;
 
-	dp_learn_st.requests += n;
 	dp_learn_st.bursts++;
 	pthread_mutex_lock(&dp.ctl_lock);
 	for (unsigned i = 0; i < n; i++) {
 		jobs[i].r = &reqs[i];
+		/* A CM message asks for a half only when it was delivered here (a REQ, a REP). */
+		if (reqs[i].cm.attr && !reqs[i].cm.learn)
+			continue;
+		dp_learn_st.requests++;
 		decide(dp.ovl, &jobs[i], jobs, i);
 	}
 	pthread_mutex_unlock(&dp.ctl_lock);
 	for (unsigned i = 0; i < n; i++)
-		if (jobs[i].v == V_LOCAL && batch_add(&b, jobs[i].rec) < 0)
+		if (jobs[i].v == V_LOCAL && dp_learner_batch_add(&b, jobs[i].rec) < 0)
 			b.n = UINT32_MAX;
 	if (b.n && b.n != UINT32_MAX) {
 		uint64_t t0 = rte_rdtsc();
 
-		whole = apply("put", &b, NULL) == 0;
+		whole = dp_learner_apply("put", &b, NULL) == 0;
 		dp_learn_st.apply_us += (rte_rdtsc() - t0) * 1000000 / rte_get_tsc_hz();
 	}
 	free(b.txt);
@@ -478,13 +346,12 @@ handle(const struct dp_learn_req *reqs, unsigned n)
 		free(j->tenant);
 		free(j->rec);
 	}
+	for (unsigned i = 0; i < n; i++)
+		if (reqs[i].cm.attr)
+			dp_learner_cm(&reqs[i], &ln.list, &out, rte_rdtsc());
+	if (out)
+		dp_learner_forget(out);
 }
-
-/* Entries to take away, found under ctl_lock and acted on after it. */
-struct gone {
-	struct learned *l;
-	char *tenant;             /* NULL: nothing to delete locally */
-};
 
 /*
  * Records idle for their tenant's qp_idle_s, records whose connection never
@@ -496,21 +363,16 @@ expire(void)
 {
 	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
 	struct learned **pl = &ln.list, *out = NULL;
-	struct batch b = { 0 };
 
 	pthread_mutex_lock(&dp.ctl_lock);
 	while (*pl) {
 		struct learned *l = *pl;
 		const struct ovl *o = dp.ovl;
-		uint32_t t = tenant_of_slot(o, l->tslot), v = OVL_NONE;
+		uint32_t t, v = dp_learner_in_force(o, l, &t);
 		uint64_t last = l->since;
-		bool gone, go;
-		char *rec;
+		bool go;
 
-		if (t != OVL_NONE)
-			v = ovl_lookup_tenant(o, t, l->dst.b, l->dst.ver == 6 ? 16 : 4, l->dqpn);
-		gone = v == OVL_NONE || (v & OVL_V_QP) || o->conns[OVL_V_IDX(v)].half != OVL_HALF_OUT;
-		if (gone) {
+		if (v == OVL_NONE) {
 			/* Not yet in force (etcd, the owner), or taken away by another source. */
 			go = now - l->since > DP_LEARN_STALE_S * hz;
 			dp_learn_st.stale += go && l->remote;
@@ -519,11 +381,6 @@ expire(void)
 			last = RTE_MAX(last, dp_conn_state(o->conns[OVL_V_IDX(v)].state)->egress.last_seen);
 			go = now > last && now - last > o->tenants[t].qp_idle_s * hz;
 			dp_learn_st.expired += go;
-			if (go && !l->remote &&
-			    (rec = half_json(o->tenants[t].name, &l->dst, l->dqpn, 0, 0, NULL, true))) {
-				batch_add(&b, rec);
-				free(rec);
-			}
 		}
 		if (go) {
 			*pl = l->next;
@@ -534,19 +391,9 @@ expire(void)
 		}
 	}
 	pthread_mutex_unlock(&dp.ctl_lock);
-	if (b.n)
-		apply("delete", &b, NULL);
-	free(b.txt);
-	while (out) {
-		struct learned *l = out;
-
-		out = l->next;
-		if (l->remote)
-			dp_cluster_learn_delete(l->key);
-		dp_learn_st.learned_now--;
-		free(l->key);
-		free(l);
-	}
+	if (out)
+		dp_learner_forget(out);
+	dp_learner_cm_expire(now);
 }
 
 static void *
@@ -576,6 +423,7 @@ static int
 tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	uint64_t resolving = 0, held_now = 0, held = 0, released = 0, unresolved = 0, gsi = 0, gsi_class = 0, cm = 0;
+	uint64_t gsi_rate = 0;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
@@ -589,6 +437,7 @@ tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 		unresolved += lc->stats.drops[DP_DROP_UNRESOLVED];
 		gsi += lc->stats.gsi_forwarded;
 		gsi_class += lc->stats.gsi_class_dropped;
+		gsi_rate += lc->stats.gsi_rate_dropped;
 		cm += lc->stats.cm_learn;
 	}
 	rte_tel_data_start_dict(d);
@@ -612,6 +461,9 @@ tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "gsi_forwarded", gsi);
 	rte_tel_data_add_dict_u64(d, "gsi_dropped_class", gsi_class);
 	rte_tel_data_add_dict_u64(d, "cm_learn", cm);
+	rte_tel_data_add_dict_u64(d, "cm_removed", dp_learn_st.cm_removed);
+	rte_tel_data_add_dict_u64(d, "cm_unmatched", dp_learn_st.cm_unmatched);
+	rte_tel_data_add_dict_u64(d, "gsi_dropped_rate", gsi_rate);
 	pthread_mutex_lock(&dp_cluster_st.lock);
 	rte_tel_data_add_dict_u64(d, "etcd_puts", dp_cluster_st.learn_puts);
 	rte_tel_data_add_dict_u64(d, "etcd_exists", dp_cluster_st.learn_exists);
@@ -622,7 +474,7 @@ tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 	pthread_mutex_unlock(&dp_cluster_st.lock);
 	rte_tel_data_add_dict_u64(d, "hold_ms", ln.hold_ms);
 	rte_tel_data_add_dict_u64(d, "rate", ln.rate);
-	rte_tel_data_add_dict_string(d, "last_error", ln.last_error);
+	rte_tel_data_add_dict_string(d, "last_error", dp_learner_last_error);
 	return 0;
 }
 
@@ -667,4 +519,5 @@ dp_learn_stop(void)
 		free(l->key);
 		free(l);
 	}
+	dp_learner_cm_free();
 }

@@ -209,6 +209,10 @@ learn_put(struct out *o, const struct dp_stats *s)
 		  offsetof(struct dp_learn_stats, expired) },
 		{ "roce_learn_stale_total", "learned records taken away because they never came in force",
 		  offsetof(struct dp_learn_stats, stale) },
+		{ "roce_learn_cm_removed_total", "learned records taken away at an RDMA-CM DREP or REJ",
+		  offsetof(struct dp_learn_stats, cm_removed) },
+		{ "roce_learn_cm_unmatched_total", "RDMA-CM REJ, DREQ and DREP that named no connection of their tenant",
+		  offsetof(struct dp_learn_stats, cm_unmatched) },
 	};
 	static const char *const why[4] = { "quota", "rate", "no_etcd", "other" };
 	const struct dp_learn_stats *l = &dp_learn_st;
@@ -237,6 +241,9 @@ learn_put(struct out *o, const struct dp_stats *s)
 	family(o, "roce_learn_gsi_dropped_class_total", "counter",
 	       "a learning tenant's QP1 frames of another management class or form (dropped as gsi)");
 	put(o, "roce_learn_gsi_dropped_class_total %" PRIu64 "\n", s->gsi_class_dropped);
+	family(o, "roce_learn_gsi_dropped_rate_total", "counter",
+	       "a learning tenant's RDMA-CM MADs over its gsi_pps (dropped as gsi)");
+	put(o, "roce_learn_gsi_dropped_rate_total %" PRIu64 "\n", s->gsi_rate_dropped);
 }
 
 static void

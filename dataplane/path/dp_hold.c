@@ -6,6 +6,8 @@
  * owning lcore only; the entries are few (DP_HOLD_CONNS) and looked at only
  * while something is held, so a linear scan does.
  */
+#include <stdbool.h>
+
 #include <rte_cycles.h>
 #include <rte_ring.h>
 
@@ -177,6 +179,8 @@ dp_hold_ready(struct dp_lcore *lc, struct rte_mbuf **pkts, uint16_t *port)
 	const struct ovl *o = lc->ovl;
 	struct dp_hold *h = &lc->hold;
 
+	/* Set while what this returns runs through the stages; the caller's last call (0) clears it. */
+	h->releasing = false;
 	for (uint32_t i = 0, seen = 0, n = h->n_conns; i < DP_HOLD_CONNS && seen < n; i++) {
 		struct dp_hold_conn *c = &h->c[i];
 		uint32_t tenant;
@@ -219,6 +223,7 @@ release:
 		*port = c->port;
 		lc->stats.hold_released += got;
 		hold_close(h, c);
+		h->releasing = true;
 		return got;
 	}
 	return 0;
@@ -259,17 +264,28 @@ dp_hold_free(struct dp_lcore *lc)
 
 void
 dp_cm_learn(struct dp_lcore *lc, const struct ovl *o, uint32_t tenant, const struct ovl_endpoint *local,
-	    const struct ovl_endpoint *remote, const uint8_t *mad, uint32_t len)
+	    const struct ovl_endpoint *remote, bool out, const uint8_t *mad, uint32_t len)
 {
 	struct dp_learn_req r = { 0 };
 	struct roce_cm cm;
 	unsigned alen = local->vip.ver == 6 ? 16 : 4;
 
-	if (!dp_learn_ring || roce_cm_parse(mad, len, &cm) != ROCE_CM_OK ||
-	    (cm.attr_id != ROCE_CM_REQ && cm.attr_id != ROCE_CM_REP) || cm.local_qpn < 2 ||
-	    (cm.attr_id == ROCE_CM_REQ && cm.transport != ROCE_CM_RC && cm.transport != ROCE_CM_UC))
+	if (!dp_learn_ring || roce_cm_parse(mad, len, &cm) != ROCE_CM_OK)
 		return;
-	/* The local VM will send to the QP its peer named: the half of that direction. */
+	switch (cm.attr_id) {
+	case ROCE_CM_REQ:
+	case ROCE_CM_REP:
+		/* Delivered: the local VM will send to the QP its peer named, the half of that direction. */
+		r.cm.learn = !out && cm.local_qpn >= 2 &&
+			     (cm.attr_id == ROCE_CM_REP || cm.transport == ROCE_CM_RC || cm.transport == ROCE_CM_UC);
+		break;
+	case ROCE_CM_REJ:
+	case ROCE_CM_DREQ:
+	case ROCE_CM_DREP:
+		break;
+	default:
+		return;
+	}
 	r.tslot = o->tenants[tenant].slot;
 	r.dqpn = cm.local_qpn;
 	r.port = local->port;
@@ -277,6 +293,11 @@ dp_cm_learn(struct dp_lcore *lc, const struct ovl *o, uint32_t tenant, const str
 	r.type = cm.attr_id == ROCE_CM_REQ && cm.transport == ROCE_CM_UC ? CFG_QP_UC : CFG_QP_RC;
 	memcpy(r.src, local->vip.b, alen);
 	memcpy(r.dst, remote->vip.b, alen);
-	if (rte_ring_mp_enqueue_elem(dp_learn_ring, &r, sizeof(r)) == 0)
+	r.cm.attr = cm.attr_id;
+	r.cm.out = out;
+	r.cm.local_id = cm.local_comm_id;
+	r.cm.remote_id = cm.remote_comm_id;
+	r.cm.qpn = cm.local_qpn;
+	if (rte_ring_mp_enqueue_elem(dp_learn_ring, &r, sizeof(r)) == 0 && r.cm.learn)
 		lc->stats.cm_learn++;
 }

@@ -144,12 +144,15 @@ enum dp_drop dp_hold_take(struct dp_lcore *lc, const struct dp_burst *b, struct 
 enum dp_drop dp_hold_fabric(struct dp_lcore *lc, struct dp_pkt *p, const uint8_t *host, unsigned alen,
 			    uint32_t qpn);
 /*
- * An RDMA-CM REQ or REP delivered to @local from @remote (endpoints of
- * @tenant): the QPN it carries is where @local will send, so the learner is
- * asked for that half now, before the first data frame waits for it.
+ * An RDMA-CM message between @local and @remote (endpoints of @tenant), sent
+ * by @local (@out) or delivered to it, told to the learner: a REQ or REP
+ * delivered carries the QPN where @local will send, so the learner is asked
+ * for that half now, before the first data frame waits for it; REQ and REP
+ * either way name the connection's Communication IDs, and a REJ or a DREP
+ * that answers a DREQ removes what the learner installed for it.
  */
 void dp_cm_learn(struct dp_lcore *lc, const struct ovl *o, uint32_t tenant, const struct ovl_endpoint *local,
-		 const struct ovl_endpoint *remote, const uint8_t *mad, uint32_t len);
+		 const struct ovl_endpoint *remote, bool out, const uint8_t *mad, uint32_t len);
 /* Are frames of @p's destination, from its port, held? */
 bool dp_hold_has(struct dp_lcore *lc, const struct dp_burst *b, const struct dp_pkt *p);
 /*

@@ -7,6 +7,7 @@
  */
 #include <rte_prefetch.h>
 
+#include "dp_gsi_limit.h"
 #include "dp_offload.h"
 #include "dp_path.h"
 #include "dp_rewrite.h"
@@ -22,19 +23,32 @@ key_prefetch(struct dp_pkt *p, const struct ovl_table *t)
 	rte_prefetch0(&t->slots[p->sig & t->mask]);
 }
 
+/* Each tenant slot's limit on its MADs, shared by all lcores (dp_gsi_limit.h). */
+static struct {
+	struct dp_gsi_bucket b;
+} __rte_cache_aligned gsi_buckets[DP_MAX_TENANTS];
+
 /*
  * A tenant's frame to the GSI QP (QP1) goes on only from a learning tenant,
  * as a UD SEND Only carrying a MAD of the connection manager's class: the
- * switch forwards RDMA-CM, not the subnet's other management (docs/learning.md).
+ * switch forwards RDMA-CM, not the subnet's other management (docs/learning.md);
+ * and at most the tenant's "gsi_pps" of them a second, over all lcores, so
+ * that a tenant flooding QP1 loads neither the learner nor other tenants.
  */
 bool
 dp_gsi_passes(struct dp_lcore *lc, const struct ovl *o, uint32_t tenant, const struct dp_pkt *p)
 {
-	if (!o->tenants[tenant].qp_learning)
+	const struct ovl_tenant *t = &o->tenants[tenant];
+
+	if (!t->qp_learning)
 		return false;
 	if (p->pkt.opcode != ROCE_OP_UD_SEND_ONLY || p->pkt.payload_len < 2 ||
 	    p->data[p->pkt.payload_off + 1] != ROCE_MAD_CLASS_CM) {
 		lc->stats.gsi_class_dropped++;
+		return false;
+	}
+	if (!dp_gsi_take(&gsi_buckets[t->slot].b, lc->now, rte_get_tsc_hz(), t->gsi_pps)) {
+		lc->stats.gsi_rate_dropped++;
 		return false;
 	}
 	lc->stats.gsi_forwarded++;
@@ -87,7 +101,8 @@ classify_egress(struct dp_lcore *lc, struct dp_burst *b)
 			continue;
 		}
 		dp_vlan_prefetch(o, p);
-		if (unlikely(p->dqpn == ROCE_QPN_GSI) && !dp_gsi_passes(lc, o, b->tenant, p)) {
+		/* A MAD the hold releases passed here once: its token was taken then. */
+		if (unlikely(p->dqpn == ROCE_QPN_GSI) && !lc->hold.releasing && !dp_gsi_passes(lc, o, b->tenant, p)) {
 			p->drop = DP_DROP_GSI;
 			continue;
 		}

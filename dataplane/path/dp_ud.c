@@ -159,9 +159,12 @@ dp_ud_egress(struct dp_lcore *lc, const struct ovl *o, uint16_t in_port, struct 
 	if (r->local) {
 		/* Hairpin: the receiver sees the same virtual view (and learns from the CM, as from the fabric). */
 		if (unlikely(r->vqpn == ROCE_GSI_QPN))
-			dp_cm_learn(lc, o, r->tenant, re, le, data + pkt->payload_off, pkt->payload_len);
+			dp_cm_learn(lc, o, r->tenant, re, le, false, data + pkt->payload_off, pkt->payload_len);
 		rte_memcpy(data, re->eth, 12);
 	} else {
+		/* To the fabric: the learner reads its VM's CM messages too (the IDs of a REP, a DREQ). */
+		if (unlikely(r->vqpn == ROCE_GSI_QPN))
+			dp_cm_learn(lc, o, r->tenant, le, re, true, data + pkt->payload_off, pkt->payload_len);
 		ud_rename(data, pkt, re->eth, le->host.b, re->host.b, r->pqpn, l->pqpn, &d);
 	}
 	frame_finish(data, pkt, &d);
@@ -219,7 +222,7 @@ dp_ud_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p, uint32
 		dp_cc_ud_ingress(lc, o, data, pkt, r);
 	roce_icrc_delta_init(&d);
 	if (unlikely(l->vqpn == ROCE_GSI_QPN))
-		dp_cm_learn(lc, o, l->tenant, le, re, data + pkt->payload_off, pkt->payload_len);
+		dp_cm_learn(lc, o, l->tenant, le, re, false, data + pkt->payload_off, pkt->payload_len);
 	ud_rename(data, pkt, le->eth, re->vip.b, le->vip.b, l->vqpn, r->vqpn, &d);
 	frame_finish(data, pkt, &d);
 	len = p->pkt.frame_len;

@@ -23,6 +23,11 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    as sent; the REQ and REP teach each switch the half its VM will send on,
    so the first WRITE each way is not held; a MAD of another class to QP1 is
    dropped (`gsi`) and counted;
+   then a DREQ and a DREP with a wrong Communication ID are forwarded but
+   remove nothing (`cm_unmatched` on both switches); a DREQ alone removes
+   nothing; its DREP removes both halves, on both hosts and in etcd
+   (`cm_removed`); the next data frame learns the QP again; a REJ of a new
+   REQ removes the half that REQ installed at B;
 4. etcd away: the connections in force keep forwarding; a new destination is
    dropped as `unresolved` once the hold time is over; etcd back;
 5. idle: after qp_idle_s the learners delete their records, and both switches
@@ -95,13 +100,19 @@ def cm_step(etcd, hs):
     hs.drain()
     delivered = []
     for i, (frm, to, m, name) in enumerate((("A", "B", req, "REQ"), ("B", "A", rep, "REP"), ("A", "B", rtu, "RTU"))):
+        t0 = time.time()
         hs.send(frm, gsi(frm, to, m, i))
         got = [d for w, _, d in hs.collect(5, lambda g: any(w == "vm" + to for w, _, _ in g)) if w == "vm" + to]
+        if got:
+            print("RDMA-CM %s delivered after %.1f ms" % (name, (time.time() - t0) * 1e3))
         delivered += got[:1]
         want = (1, cm.GSI_QKEY, 1, socket.inet_aton(h.HOSTS[frm][4]), m)
-        check(len(got) == 1 and mad_of(got[0]) == want,
-              "RDMA-CM %s from %s's VM reaches %s's byte-identical, to QP1 from QP1 with the GSI Q_Key, from its vip"
-              % (name, frm, to), [mad_of(d)[:4] for d in got])
+        if not check(len(got) == 1 and mad_of(got[0]) == want,
+                     "RDMA-CM %s from %s's VM reaches %s's byte-identical, to QP1 from QP1 with the GSI Q_Key, "
+                     "from its vip" % (name, frm, to), [mad_of(d)[:4] for d in got]):
+            for n in "AB":
+                print(n, "learn:", hs.tel(n, "/roce/learn"), "drops:",
+                      {k: v for k, v in (hs.drops(n) or {}).items() if v})
     check(len(delivered) == 3 and all(icrc_found(d) == icrc_zlib(d) == icrc_scapy(d) for d in delivered),
           "the forwarded MADs' ICRCs are valid (zlib and scapy)")
     for n in ("A", "B"):
@@ -136,6 +147,86 @@ def cm_step(etcd, hs):
     got = [d for w, _, d in hs.collect(1) if w == "vmB"]
     check(not got and (hs.tel("A", "/roce/learn") or {}).get("gsi_dropped_class", 0) == before + 1,
           "a MAD of class 0x04 to QP1 is dropped and counted", len(got))
+
+
+def mad_to(hs, frm, to, m, psn, name):
+    """Send MAD @m from @frm's VM to @to's QP1; true when it reaches @to's VM byte-identical."""
+    hs.drain()
+    hs.send(frm, gsi(frm, to, m, psn))
+    got = [d for w, _, d in hs.collect(5, lambda g: any(w == "vm" + to for w, _, _ in g)) if w == "vm" + to]
+    return check(len(got) == 1 and mad_of(got[0])[4] == m, "RDMA-CM %s from %s's VM reaches %s's" % (name, frm, to),
+                 len(got))
+
+
+def out_to(hs, n, q):
+    """Does switch @n hold an outgoing half to the peer's vqpn @q?"""
+    return any(c.get("half") == "out" and c.get("remote_vqpn") == q
+               for c in (hs.tel(n, "/roce/connections,blue") or {}).values() if isinstance(c, dict))
+
+
+def learn_of(hs, key):
+    return {n: (hs.tel(n, "/roce/learn") or {}).get(key, 0) for n in "AB"}
+
+
+def touch(hs, sends):
+    """A data frame on each of @sends ((from, to, vqpn), ...), delivered: qp_idle_s (3 s) counts anew."""
+    hs.drain()
+    for i, (frm, to, q) in enumerate(sends):
+        hs.send(frm, h.vm_frame(frm, to, q, 100 + i))
+    got = hs.collect(3, lambda g: len([1 for w, _, d in g if w in ("vmA", "vmB") and h.roce(d)]) >= len(sends))
+    return len([1 for w, _, d in got if w in ("vmA", "vmB") and h.roce(d)]) == len(sends)
+
+
+def cm_remove_step(etcd, hs):
+    """After cm_step: A's half to (vB, 34) and B's half to (vA, 18), comm IDs 0x11 (A) and 0x22 (B)."""
+    rec_a, rec_b = "qps/blue/%s/34" % VB, "qps/blue/%s/18" % VA
+    check(etcd.get(rec_a) is not None and etcd.get(rec_b) is not None,
+          "etcd holds A's record of (vB, 34) and B's of (vA, 18)")
+    # A DREQ and a DREP with a wrong Communication ID: forwarded, but they name no connection.
+    check(touch(hs, (("A", "B", 34), ("B", "A", 18))), "both halves carry a frame")
+    unmatched, removed = learn_of(hs, "cm_unmatched"), learn_of(hs, "cm_removed")
+    mad_to(hs, "A", "B", cm.mad(cm.CM_CLASS, cm.ATTR["DREQ"], 0x1002, cm.dreq(0x11, 0x23, 34)), 20, "DREQ (wrong ID)")
+    mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["DREP"], 0x1002, bytes(cm.two_ids(0x23, 0x11, 232))), 21,
+           "DREP (wrong ID)")
+    check(h.until(lambda: learn_of(hs, "cm_unmatched") == {n: unmatched[n] + 2 for n in "AB"}, 3, 0.05),
+          "each switch counts the two as cm_unmatched", (unmatched, learn_of(hs, "cm_unmatched")))
+    time.sleep(0.5)
+    check(out_to(hs, "A", 34) and out_to(hs, "B", 18) and etcd.get(rec_a) is not None and
+          etcd.get(rec_b) is not None and learn_of(hs, "cm_removed") == removed,
+          "a DREQ and DREP with wrong IDs remove nothing")
+    # The DREQ alone removes nothing; its DREP both halves, on both hosts and in etcd. The halves
+    # carry a frame first, so that idle expiry (qp_idle_s 3) cannot take them meanwhile.
+    check(touch(hs, (("A", "B", 34), ("B", "A", 18))), "both halves carry a frame")
+    mad_to(hs, "A", "B", cm.mad(cm.CM_CLASS, cm.ATTR["DREQ"], 0x1003, cm.dreq(0x11, 0x22, 34)), 22, "DREQ")
+    time.sleep(0.3)
+    check(out_to(hs, "A", 34) and out_to(hs, "B", 18), "after the DREQ alone both halves stay")
+    t0 = time.time()
+    mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["DREP"], 0x1003, bytes(cm.two_ids(0x22, 0x11, 232))), 23, "DREP")
+    # Within 1.5 s: idle expiry could not take them before 3 s after the frames above.
+    check(h.until(lambda: etcd.get(rec_a) is None and etcd.get(rec_b) is None, 1.5, 0.01),
+          "after the DREP both records are gone from etcd")
+    print("both records gone from etcd %.1f ms after the DREP was sent" % ((time.time() - t0) * 1e3))
+    check(h.until(lambda: not out_to(hs, "A", 34) and not out_to(hs, "B", 18), 5, 0.05),
+          "and A and B dropped their halves")
+    check(learn_of(hs, "cm_removed") == {n: removed[n] + 1 for n in "AB"}, "each switch counts its record cm_removed",
+          learn_of(hs, "cm_removed"))
+    # The QP used again: its next frame learns it again.
+    hs.drain()
+    hs.send("A", h.vm_frame("A", "B", 34, 7))
+    got = hs.collect(5, lambda g: len(at(g, "vmB")) >= 1)
+    check([h.roce(d)[1:] for _, d in at(got, "vmB")] == [(34, 7)] and etcd.get(rec_a) is not None,
+          "the next data frame to (vB, 34) is learned again and delivered", [h.roce(d)[1:] for _, d in at(got, "vmB")])
+    # A REJ of a REQ: what the REQ installed at B (its half to (vA, 19)) goes.
+    rec_r = "qps/blue/%s/19" % VA
+    mad_to(hs, "A", "B", cm.mad(cm.CM_CLASS, cm.ATTR["REQ"], 0x1004, cm.req(0x33, 19, 300, VA, VB)), 24, "REQ")
+    check(h.until(lambda: out_to(hs, "B", 19) and etcd.get(rec_r) is not None, 5, 0.05),
+          "the REQ taught B its half to (vA, 19)")
+    check(touch(hs, (("B", "A", 19),)), "B's half to (vA, 19) carries a frame")
+    removed = learn_of(hs, "cm_removed")
+    mad_to(hs, "B", "A", cm.mad(cm.CM_CLASS, cm.ATTR["REJ"], 0x1004, cm.rej(0x44, 0x33, 28)), 25, "REJ")
+    check(h.until(lambda: etcd.get(rec_r) is None and not out_to(hs, "B", 19), 1.5, 0.05),
+          "after the REJ B's half and its etcd record are gone")
+    check(learn_of(hs, "cm_removed")["B"] == removed["B"] + 1, "B counts it cm_removed")
 
 
 def steps(etcd, hs):
@@ -206,6 +297,7 @@ def steps(etcd, hs):
 
     # 3. RDMA-CM.
     cm_step(etcd, hs)
+    cm_remove_step(etcd, hs)
 
     # 5. Idle: qp_idle_s 3 (plus the stale records of 35 written while etcd was away).
     check(h.until(lambda: etcd.get("qps/blue/%s/33" % VB) is None and etcd.get("qps/blue/%s/17" % VA) is None,

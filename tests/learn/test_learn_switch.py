@@ -26,6 +26,15 @@ a hairpin, resolved by the switch alone (no etcd).
   /metrics the same counts (promtool accepts the scrape); after qp_idle_s
   they are gone (`expired`), and the switch exits cleanly.
 
+A second switch, for RDMA-CM: blue (gsi_pps at its default) runs REQ, REP and
+RTU between .10 and .20; green ("gsi_pps": 20) floods QP1 with 1000 DREQs and
+5 DREPs that carry blue's vips and Communication IDs. Green's MADs that pass
+stay within the rate (the burst of 20 and 20 a second from the start), the
+rest are dropped as `gsi` and counted (`gsi_dropped_rate`, the same in
+/metrics); every one that passed names no connection of green
+(`cm_unmatched`); blue's three MADs all arrive, and the halves its REQ and REP
+installed stay (`cm_removed` 0).
+
 Usage: tests/learn/test_learn_switch.py BUILD_DIR [--keep]; a few seconds.
 Final line: "N passed, M failed".
 """
@@ -52,6 +61,8 @@ from scapy.layers.l2 import Ether  # noqa: E402
 from scapy.layers.inet import IP, UDP  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 from scapy.utils import rdpcap, wrpcap  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
+import test_cm as cm  # noqa: E402  - the MADs of IBTA 1.5 chapter 12, as the CM oracle builds them
 
 check = Checks()
 PORT1, PORT2, PORTR = "02:00:00:00:01:01", "02:00:00:00:01:02", "02:00:00:00:01:03"
@@ -117,6 +128,108 @@ def tshark_dqpns(path):
     out = subprocess.run(["tshark", "-r", path, "-T", "fields", "-e", "infiniband.bth.destqp"],
                          capture_output=True, text=True).stdout.split()
     return [int(x, 16) if x.startswith("0x") else int(x) for x in out]
+
+
+GSI_PPS = 20
+FLOOD = 1000
+
+
+def cm_config():
+    return {
+        "version": 1,
+        "ports": [
+            {"name": "fabric0", "device": "net_null0", "role": "uplink", "ip": "10.0.0.1",
+             "mac": "02:00:00:00:00:01", "gateway_mac": "02:00:00:00:00:fe"},
+            {"name": "vm-blue-1", "device": "net_pcap0", "role": "tenant", "tenant": "blue", "mac": PORT1},
+            {"name": "vm-blue-2", "device": "net_pcap1", "role": "tenant", "tenant": "blue", "mac": PORT2},
+            {"name": "vm-green-1", "device": "net_pcap2", "role": "tenant", "tenant": "green", "mac": PORTG1},
+            {"name": "vm-green-2", "device": "net_pcap3", "role": "tenant", "tenant": "green", "mac": PORTG2},
+        ],
+        "tenants": [
+            {"name": "blue", "vni": 100, "qp_learning": True},
+            {"name": "green", "vni": 300, "qp_learning": True, "gsi_pps": GSI_PPS},
+        ],
+        "endpoints": [
+            {"tenant": "blue", "vip": V1, "host": "10.0.0.1", "port": "vm-blue-1", "mac": VM1},
+            {"tenant": "blue", "vip": V2, "host": "10.0.0.1", "port": "vm-blue-2", "mac": VM2},
+            {"tenant": "green", "vip": V1, "host": "10.0.0.1", "port": "vm-green-1", "mac": VMG1},
+            {"tenant": "green", "vip": V2, "host": "10.0.0.1", "port": "vm-green-2", "mac": VMG2},
+        ],
+    }
+
+
+def cm_run(build, work):
+    """RDMA-CM on one switch: green's QP1 flood against its gsi_pps, blue's connection untouched."""
+    cfg = os.path.join(work, "cm.json")
+    with open(cfg, "w") as f:
+        json.dump(cm_config(), f, indent=1)
+    mad = lambda attr, tid, data: cm.mad(cm.CM_CLASS, cm.ATTR[attr], tid, data)
+    req = mad("REQ", 0x1001, cm.req(0x11, 18, 100, V1, V2))
+    rep = mad("REP", 0x1001, cm.rep(0x22, 0x11, 34, 200))
+    rtu = mad("RTU", 0x1001, bytes(cm.two_ids(0x11, 0x22, 232)))
+    dreq = mad("DREQ", 0x1002, cm.dreq(0x11, 0x22, 34))
+    drep = mad("DREP", 0x1002, bytes(cm.two_ids(0x22, 0x11, 232)))
+    frames = {"b1": [cm.frame(V1, V2, VM1, PORT1, 0, req), cm.frame(V1, V2, VM1, PORT1, 1, rtu)],
+              "b2": [cm.frame(V2, V1, VM2, PORT2, 0, rep)],
+              "g1": [cm.frame(V1, V2, VMG1, PORTG1, i, dreq) for i in range(FLOOD)],
+              "g2": [cm.frame(V2, V1, VMG2, PORTG2, i, drep) for i in range(5)]}
+    ins, outs = {}, {}
+    for n, fr in frames.items():
+        ins[n], outs[n] = os.path.join(work, "cm-%s.pcap" % n), os.path.join(work, "cm-out-%s.pcap" % n)
+        wrpcap(ins[n], [Ether(f) for f in fr])
+    prefix = "learn-cm-%d" % os.getpid()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        metrics_port = probe.getsockname()[1]
+    t0 = time.time()
+    sw = start_switch_ready(build, prefix, ["net_null0,no-rx=1"] +
+                            ["net_pcap%d,rx_pcap=%s,tx_pcap=%s" % (i, ins[n], outs[n])
+                             for i, n in enumerate(("b1", "b2", "g1", "g2"))],
+                            cfg, "0,1", ["--metrics", "127.0.0.1:%d" % metrics_port])
+    if not check(sw is not None, "the RDMA-CM switch starts"):
+        return
+    total = 3 + FLOOD + 5
+    learn = {}
+    for _ in range(100):
+        learn = telemetry(prefix, "/roce/learn") or {}
+        if learn.get("gsi_forwarded", 0) + learn.get("gsi_dropped_rate", 0) >= total and learn.get("frames_held") == 0:
+            break
+        time.sleep(0.1)
+    t1 = time.time()
+    passed = learn.get("gsi_forwarded", 0) - 3
+    halves = lambda: sorted(c.get("remote_vqpn") for c in (telemetry(prefix, "/roce/connections,blue") or {}).values()
+                            if isinstance(c, dict) and c.get("half") == "out")
+    # The learner reads the messages after the lcores counted them: wait for it (5 s at most).
+    for _ in range(50):
+        learn = telemetry(prefix, "/roce/learn") or {}
+        if learn.get("cm_unmatched", 0) >= passed and halves() == [18, 34]:
+            break
+        time.sleep(0.1)
+    drops = telemetry(prefix, "/roce/drops") or {}
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port, timeout=10) as r:
+        series = dict(line.rsplit(" ", 1) for line in r.read().decode().splitlines()
+                      if line and not line.startswith("#"))
+    print("cm learn:", json.dumps({k: v for k, v in learn.items() if "gsi" in k or "cm" in k}))
+    bound = GSI_PPS + GSI_PPS * (t1 - t0) + 1
+    check(GSI_PPS <= passed <= bound, "green's flood: %d of %d MADs passed, within the burst and %d/s over %.1f s "
+          "(at most %d)" % (passed, FLOOD + 5, GSI_PPS, t1 - t0, bound))
+    check(learn.get("gsi_dropped_rate") == FLOOD + 5 - passed and drops.get("gsi") == learn.get("gsi_dropped_rate"),
+          "the rest dropped as gsi and counted gsi_dropped_rate", (learn.get("gsi_dropped_rate"), drops.get("gsi")))
+    check(series.get("roce_learn_gsi_dropped_rate_total") == str(learn.get("gsi_dropped_rate")) and
+          series.get("roce_learn_cm_unmatched_total") == str(learn.get("cm_unmatched")) and
+          series.get("roce_learn_cm_removed_total") == "0", "/metrics: the same counts",
+          {k: v for k, v in series.items() if "gsi" in k or "_cm_" in k})
+    check(learn.get("cm_unmatched") == passed and learn.get("cm_removed") == 0,
+          "green's DREQs and DREPs with blue's IDs name no connection of green: cm_unmatched, nothing removed", learn)
+    check(halves() == [18, 34], "blue keeps the halves its REQ and REP installed, to QPs 18 and 34", halves())
+    rc, summary, err = stop_switch(sw, prefix)
+    check(rc == 0 and summary is not None, "the RDMA-CM switch exits cleanly", err[-500:])
+    got = {n: [bytes(f) for f in rdpcap(outs[n])] if os.path.exists(outs[n]) else [] for n in outs}
+    mads = lambda n: [bytes(f)[14 + 20 + 8 + 20:][:256] for f in [Ether(d) for d in got[n]]]
+    check(mads("b2") == [req, rtu] and mads("b1") == [rep], "blue's REQ, RTU and REP all arrive, byte-identical",
+          (len(got["b1"]), len(got["b2"])))
+    check(len(got["g1"]) + len(got["g2"]) == passed, "green's VMs received what passed and nothing more",
+          (len(got["g1"]), len(got["g2"])))
 
 
 def main():
@@ -234,6 +347,7 @@ def main():
     check(ok and got1 and got2, "every delivered frame's ICRC is valid (zlib and scapy)")
     check(tshark_dqpns(outs["vm2"]) == [bth(f)[0] for f in got2], "tshark decodes the delivered DestQPs",
           tshark_dqpns(outs["vm2"]))
+    cm_run(build, work)
     return check.finish(work, keep)
 
 

@@ -6,6 +6,7 @@
  * tests/oracle/test_cm.py holds the same reader against tshark's dissector.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <CUnit/Basic.h>
@@ -127,6 +128,70 @@ test_refused(void)
 	CU_ASSERT_STRING_EQUAL(roce_cm_attr_name(ROCE_CM_APR), "APR");
 }
 
+/*
+ * Known answers: the first 40 bytes of three MADs (the other 216 are zero),
+ * as tests/oracle/test_cm.py builds them from IBTA Vol 1 tables 108, 112,
+ * 113 and 137, and as the kernel's cm_msgs.h lays them out (the REJ's
+ * message-rejected bits at byte 8, reason at 10; the DREQ's remote QPN at 8;
+ * the DREP only the two IDs):
+ *   mad(7, 0x12, 0xabc07, rej(0x2004, 0x1003, 28))
+ *   mad(7, 0x15, 0xabc04, dreq(0x1001, 0x2002, 33))
+ *   mad(7, 0x16, 0xabc05, two_ids(0x2002, 0x1001, 232))
+ * tshark 4.0 decodes them, as UD SENDs to QP1, as attributes 0x0012, 0x0015
+ * and 0x0016 with those transaction IDs; the REJ as local comm ID 0x2004,
+ * remote 0x1003, reason 0x001c, message rejected 0; the DREQ as local
+ * 0x1001, remote 0x2002 (it dissects neither the DREQ's remote QPN nor the
+ * DREP's fields: those rest on the tables alone).
+ */
+static void
+hex_mad(uint8_t *m, const char *hex)
+{
+	memset(m, 0, ROCE_MAD_LEN);
+	for (size_t i = 0; hex[2 * i]; i++) {
+		unsigned v;
+
+		sscanf(hex + 2 * i, "%2x", &v);
+		m[i] = (uint8_t)v;
+	}
+}
+
+static void
+test_known_answers(void)
+{
+	static const struct {
+		const char *hex;
+		uint16_t attr;
+		uint64_t tid;
+		uint32_t local_id, remote_id, remote_qpn;
+		uint16_t rej_reason;
+	} kat[] = {
+		{ "010702030000000000000000000abc07001200000000000000002004000010030000001c00000000",
+		  ROCE_CM_REJ, 0xabc07, 0x2004, 0x1003, 0, 28 },
+		{ "010702030000000000000000000abc04001500000000000000001001000020020000210000000000",
+		  ROCE_CM_DREQ, 0xabc04, 0x1001, 0x2002, 33, 0 },
+		{ "010702030000000000000000000abc05001600000000000000002002000010010000000000000000",
+		  ROCE_CM_DREP, 0xabc05, 0x2002, 0x1001, 0, 0 },
+	};
+	uint8_t m[ROCE_MAD_LEN];
+	struct roce_cm cm;
+
+	for (size_t i = 0; i < sizeof(kat) / sizeof(kat[0]); i++) {
+		hex_mad(m, kat[i].hex);
+		CU_ASSERT_EQUAL(roce_cm_parse(m, sizeof(m), &cm), ROCE_CM_OK);
+		CU_ASSERT_EQUAL(cm.attr_id, kat[i].attr);
+		CU_ASSERT_EQUAL(cm.tid, kat[i].tid);
+		CU_ASSERT_EQUAL(cm.local_comm_id, kat[i].local_id);
+		CU_ASSERT_EQUAL(cm.remote_comm_id, kat[i].remote_id);
+		CU_ASSERT_EQUAL(cm.remote_qpn, kat[i].remote_qpn);
+		CU_ASSERT_EQUAL(cm.rej_reason, kat[i].rej_reason);
+		CU_ASSERT_EQUAL(cm.rej_msg, 0);
+		CU_ASSERT_EQUAL(cm.local_qpn, 0);
+		/* One byte short of a MAD: refused before any field is read. */
+		CU_ASSERT_EQUAL(roce_cm_parse(m, ROCE_MAD_LEN - 1, &cm), ROCE_CM_SHORT);
+	}
+	CU_ASSERT_STRING_EQUAL(roce_cm_attr_name(ROCE_CM_DREP), "DREP");
+}
+
 int
 main(void)
 {
@@ -137,6 +202,7 @@ main(void)
 	s = CU_add_suite("cm", NULL, NULL);
 	CU_add_test(s, "REQ: Service ID, Local QPN, transport, Starting PSN", test_req);
 	CU_add_test(s, "REP, REJ, DREQ", test_rep_rej_dreq);
+	CU_add_test(s, "REJ, DREQ, DREP: known answers", test_known_answers);
 	CU_add_test(s, "short, other classes and versions, unknown attributes", test_refused);
 	return cu_run_all();
 }

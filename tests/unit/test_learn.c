@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Learned QPs in the configuration and the overlay: the tenant fields
- * "qp_learning" and "qp_idle_s"; a half (a QP whose peer names a vip and no
+ * "qp_learning", "qp_idle_s" and "gsi_pps"; a half (a QP whose peer names a vip and no
  * vqpn, cfg_qp_half()) with its checks in the file, in a delta and in the
  * in-place path (which takes halves, but leaves a learning tenant's endpoint
  * deleted to the whole path); the connection each
@@ -212,6 +212,42 @@ test_delta(void)
 	cfg_free(run);
 }
 
+/* "gsi_pps": a tenant's RDMA-CM MADs a second, the same field in a file and in a delta (and so in etcd). */
+static void
+test_gsi_pps(void)
+{
+	char doc[] = DOC("10.0.0.1", "[]");
+	char *p = strstr(doc, "\"qp_idle_s\":7");
+	struct cfg *run = load(doc), *c;
+	char *bad;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+	CU_ASSERT(run->tenants[0].gsi_pps == CFG_DEFAULT_GSI_PPS && run->tenants[1].gsi_pps == CFG_DEFAULT_GSI_PPS);
+	c = delta(run, "{\"put\":{\"tenants\":[{\"name\":\"blue\",\"vni\":100,\"qp_learning\":true,"
+		  "\"gsi_pps\":0}]}}");
+	CU_ASSERT(c && c->tenants[0].gsi_pps == 0 && c->tenants[0].qp_idle_s == CFG_DEFAULT_QP_IDLE_S);
+	cfg_free(c);
+	c = delta(run, "{\"put\":{\"tenants\":[{\"name\":\"blue\",\"vni\":100,\"qp_learning\":true,"
+		  "\"gsi_pps\":100001}]}}");
+	CU_ASSERT(!c && errs.n == 1 &&
+		  strstr(errs.msg[0], "put.tenants[0].gsi_pps: 100001 is out of range (max 100000)") != NULL);
+	cfg_free(c);
+	cfg_free(run);
+	/* The file: "qp_idle_s":7 becomes "gsi_pps":500 (the same length), then one past the largest. */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	memcpy(p, "\"gsi_pps\":500", 13);
+	run = load(doc);
+	CU_ASSERT(run && run->tenants[0].gsi_pps == 500);
+	cfg_free(run);
+	if (asprintf(&bad, "%.*s\"gsi_pps\":100001%s", (int)(p - doc), doc, p + 13) > 0) {
+		run = load(bad);
+		CU_ASSERT(!run && errs.n == 1 &&
+			  !strcmp(errs.msg[0], "x.json: tenants[0].gsi_pps: 100001 is out of range (max 100000)"));
+		cfg_free(run);
+		free(bad);
+	}
+}
+
 static const uint8_t V10[4] = { 192, 168, 1, 10 }, V11[4] = { 192, 168, 1, 11 }, V20[4] = { 192, 168, 1, 20 };
 static const uint8_t H1[4] = { 10, 0, 0, 1 }, H2[4] = { 10, 0, 0, 2 };
 
@@ -374,6 +410,7 @@ main(void)
 	CU_add_test(s, "the connections of halves", test_overlay);
 	CU_add_test(s, "no resolver: no learning across hosts", test_no_resolver);
 	CU_add_test(s, "a half's ends, cap and ACL verdicts", test_half_fields);
+	CU_add_test(s, "gsi_pps in the file and in deltas", test_gsi_pps);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();
