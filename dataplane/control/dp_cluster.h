@@ -44,6 +44,13 @@ struct dp_cluster_tls {
  */
 int dp_cluster_configure(const char *urls, const char *prefix, const struct dp_cluster_tls *tls);
 
+/*
+ * --etcd-idle-s: a watch that etcd leaves silent for @s seconds (default 30)
+ * is renewed on the same member at once, not counted as a loss; a member that
+ * does not answer the renewal is given up as disconnected.
+ */
+void dp_cluster_idle(unsigned s);
+
 /* The prefix of the records followed (keys PREFIX/qps/...), or NULL without --etcd. */
 const char *dp_cluster_prefix(void);
 

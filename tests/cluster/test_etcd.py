@@ -56,6 +56,7 @@ from scapy.all import Ether, IP, UDP, Raw, wrpcap  # noqa: E402
 
 BLUE_VM, BLUE_PORT = "02:00:00:00:aa:10", "02:00:00:00:01:01"
 CLIENT, ALT_CLIENT, PEER = 23790, 23792, 23791
+IDLE_S = 2  # --etcd-idle-s: the watch's silence allowed (30 s by default), short to keep the test short
 passed = failed = 0
 
 
@@ -318,6 +319,29 @@ def map_shrinks(prefix, client, pid=None, n=10000):
         n, time.time() - t0, a0, a1, r0, r1, rss_mb(pid) if pid else 0))
 
 
+def idle_stays(prefix):
+    """An idle switch stays connected: for 4 times --etcd-idle-s nothing changes in etcd, and
+    /roce/cluster says "connected" throughout, with no reconnect counted; the watch was renewed
+    (etcd sent nothing: its progress notices come every 10 minutes by default) and still works."""
+    c0 = telemetry(prefix, "/roce/cluster")
+    down, end = 0, time.time() + 4 * IDLE_S
+    while time.time() < end:
+        down += telemetry(prefix, "/roce/cluster")["etcd"] != "connected"
+        time.sleep(0.02)
+    c1 = telemetry(prefix, "/roce/cluster")
+    check(not down and c1["reconnects"] == c0["reconnects"] and c1["watch_renewals"] >= c0["watch_renewals"] + 2,
+          "idle for %.0f s: connected throughout (%d polls said otherwise), reconnects %d -> %d, renewals %d -> %d" % (
+              4 * IDLE_S, down, c0["reconnects"], c1["reconnects"], c0["watch_renewals"], c1["watch_renewals"]))
+    put(CLIENT, "mrs/blue/192.168.1.10/7", mr("192.168.1.10", 7))
+    check(cluster_when(prefix, lambda x: x["records_applied"] > c1["records_applied"]), "the renewed watch brings a put")
+    etcdctl(CLIENT, "del", "/roce/mrs/blue/192.168.1.10/7")
+    # revision: etcd's int64 revision, as a JSON integer.
+    rev = int(json.loads(etcdctl(CLIENT, "endpoint", "status", "-w", "json"))[0]["Status"]["header"]["revision"])
+    c = cluster_when(prefix, lambda x: x["revision"] == rev)
+    check(c and isinstance(c["revision"], int), "revision %s in /roce/cluster is etcd's: %d" % (
+        c and c["revision"], rev))
+
+
 def main():
     build = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="dlt-etcd-")
@@ -339,7 +363,8 @@ def main():
         cmd = [os.path.join(build, "dataplane", "dpdk-roce-vswitch"), "-l", "1", "--no-pci", "-m", "512",
                "--file-prefix", prefix, "--log-level=warning", "--vdev", "net_null0,no-rx=1",
                "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap, "--vdev", "net_null1,no-rx=1", "--",
-               "--config", cfg, "--etcd", "http://127.0.0.1:%d" % CLIENT, "--control", sock]
+               "--config", cfg, "--etcd", "http://127.0.0.1:%d" % CLIENT, "--control", sock,
+               "--etcd-idle-s", str(IDLE_S)]
         # stderr to a file: every rejection is a line there, and a full pipe must not stall the switch.
         errf = open(os.path.join(work, "switch.err"), "w+")
         sw = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, text=True)
@@ -436,6 +461,7 @@ def main():
         check(switch_vs_etcd(sock), "after alias keys and bad records the switch holds what etcd holds")
         tenant_deletes(prefix, sock)
         map_shrinks(prefix, CLIENT, sw.pid)
+        idle_stays(prefix)
 
         # Latency: put (through the gateway, as the switch reads it) to the record in force, 100 UD QPs.
         lat = []
