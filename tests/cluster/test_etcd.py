@@ -3,8 +3,8 @@
 """The switch following the cluster state in a real etcd (one member, loopback).
 
 A single etcd 3.4 member (client 127.0.0.1:23790, peer :23791, data in a
-temporary directory) and the switch with --etcd (dpdk-roce-vswitch
-until main.c parses --etcd), whose local file holds only its ports, tenants
+temporary directory) and the switch with --etcd, --etcd-idle-s 2 and
+--control, whose local file holds only its ports, tenants
 and neighbor. Blue's VM sends on two flows (net_pcap infinite_rx): 17 -> 33
 and 21 -> 41. Steps and what must hold:
 
@@ -20,7 +20,17 @@ and 21 -> 41. Steps and what must hold:
    rejected, and is applied when its peer comes (so is the first half of
    every pair put in two puts); keys that are not canonical (.../0x11,
    .../017, .../17junk, a vip written otherwise) are bad records, and
-   deleting one removes nothing;
+   deleting one removes nothing; records left out cost a later change nothing
+   (an MR put's own apply time, watch_apply_us_last, with step 3's bad
+   records and with 2 000 rejected half-pairs pending, within 3x of none);
+   the switch (control socket status, /roce/tenants) holds what etcd holds
+   less its bad records; etcd's blue deleted gives way to the file's; a
+   tenant deleted under its endpoints and QPs takes them out (they wait, and
+   come back with it); an endpoint deleted under its QPs the same; 10 000
+   keys put and deleted leave records_known exactly where it was and an MR
+   put's apply time within 3x; idle for 4x --etcd-idle-s: connected
+   throughout, no reconnect counted, the renewed watch brings a put;
+   revision is etcd's, a JSON integer;
 4. deleting QP 33 in etcd stops 17's connection at once (17 is suspended:
    nothing forwards under a mapping etcd no longer holds);
 5. etcd stopped: /roce/cluster says disconnected and forwarding goes on;
