@@ -14,6 +14,7 @@
  * bad cost a later change nothing.  Entries of keys etcd deleted and the
  * running configuration no longer holds are removed with their index.
  */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -485,6 +486,9 @@ dp_rec_compact(const uint32_t *i, uint32_t n)
 			rec_remove((uint32_t)json_integer_value(x));
 	}
 	free(gone);
+	/* Many records gone at once (a prefix deleted): give their memory back to the system. */
+	if (k >= 1024)
+		malloc_trim(0);
 	if (rs.cap > 256 && rs.n < rs.cap / 4) {
 		/* The array and the index shrink too (a jansson object never gives its table back). */
 		struct rec *r = realloc(rs.r, sizeof(*r) * (rs.cap / 2));

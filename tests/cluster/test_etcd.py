@@ -325,8 +325,11 @@ def map_shrinks(prefix, client, pid=None, n=10000):
         n, c0["records_known"], telemetry(prefix, "/roce/cluster")["records_known"]))
     a1 = mr_apply_us(prefix, client)
     check(a1 < 3 * a0, "an MR put after %d keys put and deleted: %d us, %d us before (< 3x)" % (n, a1, a0))
+    r2 = rss_mb(pid) if pid else 0
+    check(r2 <= r0 + max(4, (r1 - r0) / 2), "the memory of the keys deleted is given back: RSS %.0f -> %.0f -> %.0f MB" % (
+        r0, r1, r2))
     print("%d keys put and deleted in %.1f s: MR put apply %d -> %d us; RSS %.0f -> %.0f -> %.0f MB" % (
-        n, time.time() - t0, a0, a1, r0, r1, rss_mb(pid) if pid else 0))
+        n, time.time() - t0, a0, a1, r0, r1, r2))
 
 
 def idle_stays(prefix):
