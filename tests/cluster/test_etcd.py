@@ -333,7 +333,8 @@ def map_shrinks(prefix, client, pid=None, n=10000):
         a1 = min(a1, mr_apply_us(prefix, client))  # once more: a burst of the machine's other load
     check(a1 < 3 * a0, "an MR put after %d keys put and deleted: %d us, %d us before (< 3x)" % (n, a1, a0))
     r2 = rss_mb(pid) if pid else 0
-    check(r2 <= r0 + max(4, (r1 - r0) / 2), "the memory of the keys deleted is given back: RSS %.0f -> %.0f -> %.0f MB" % (
+    # Under ASan freed memory is held in quarantine by design: no RSS bound there.
+    check("ASAN_OPTIONS" in os.environ or r2 <= r0 + max(4, (r1 - r0) / 2), "the memory of the keys deleted is given back: RSS %.0f -> %.0f -> %.0f MB" % (
         r0, r1, r2))
     print("%d keys put and deleted in %.1f s: MR put apply %d -> %d us; RSS %.0f -> %.0f -> %.0f MB" % (
         n, time.time() - t0, a0, a1, r0, r1, r2))
