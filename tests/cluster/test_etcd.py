@@ -40,7 +40,8 @@ and 21 -> 41. Steps and what must hold:
 7. the exit summary: drops only no_connection (and wrong_tenant, before the
    first read brought the endpoints), the mbuf pool at its baseline.
 
-Usage: tests/cluster/test_etcd.py BUILD_DIR
+Usage: tests/cluster/test_etcd.py BUILD_DIR [--churn N]
+(--churn: the keys put and deleted in the record map's step, default 10 000)
 """
 import base64
 import json
@@ -365,6 +366,7 @@ def idle_stays(prefix):
 
 def main():
     build = os.path.abspath(sys.argv[1])
+    churn = int(sys.argv[sys.argv.index("--churn") + 1]) if "--churn" in sys.argv else 10000
     work = tempfile.mkdtemp(prefix="dlt-etcd-")
     data = os.path.join(work, "etcd")
     prefix = "dlt-etcd-%d" % os.getpid()
@@ -481,7 +483,7 @@ def main():
         pending_cost(prefix, CLIENT, a0, cl)
         check(switch_vs_etcd(sock), "after alias keys and bad records the switch holds what etcd holds")
         tenant_deletes(prefix, sock)
-        map_shrinks(prefix, CLIENT, sw.pid)
+        map_shrinks(prefix, CLIENT, sw.pid, churn)
         idle_stays(prefix)
 
         # Latency: put (through the gateway, as the switch reads it) to the record in force, 100 UD QPs.
