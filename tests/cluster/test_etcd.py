@@ -256,6 +256,7 @@ def pending_cost(prefix, client, a0, cl):
     check(cluster_when(prefix, lambda x: x["records_known"] == cl["records_known"], 30),
           "the half-pairs deleted: the follower forgets them")
     a3 = mr_apply_us(prefix, client)
+    del_range(client, "qps/blue/192.168.1.10/200000", "qps/blue/192.168.1.10/202000")
     base = max(a0, a3)
     check(a1 < 3 * base, "one MR put with bad records pending: %d us, %d us with none (< 3x)" % (a1, base))
     check(a2 < 3 * base, "one MR put with 2 000 rejected half-pairs pending: %d us, %d us with none (< 3x)" % (
@@ -423,7 +424,13 @@ def main():
         check(until(lambda: sorted(conns(prefix)) == [17, 21], 5, 0.001),
               "etcd's connections are back after the file reload: %s" % sorted(conns(prefix)))
 
-        # The switch's own apply time of one MR put, before any bad record is pending.
+        # The switch's own apply time of one MR put, before any bad record is pending, with 2 000
+        # UD QPs in force (a configuration big enough that copying it all shows).
+        ud = [("qps/blue/192.168.1.10/%d" % v, {"tenant": "blue", "vip": "192.168.1.10", "vqpn": v, "pqpn": v,
+                                                "type": "ud"}) for v in range(200000, 202000)]
+        n0 = telemetry(prefix, "/roce/cluster")["records_applied"]
+        put_many(CLIENT, ud)
+        check(cluster_when(prefix, lambda x: x["records_applied"] >= n0 + 2000, 60), "2 000 UD QPs in force")
         a0 = mr_apply_us(prefix, CLIENT)
 
         # 3. Bad records.
