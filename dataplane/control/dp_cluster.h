@@ -12,8 +12,10 @@
  * delta (dp_delta.h): what etcd holds and the switch does not, or holds
  * otherwise, is put; what the switch holds from etcd and etcd no longer
  * does is deleted.  A record the delta rejects is left out, reported by its
- * key and reason and counted, and tried again with the next change (a QP
- * whose peer is not in etcd yet is applied once the peer arrives).  A QP
+ * key and reason and counted, and tried again with the change that touches
+ * what it waits on (a QP whose peer is not in etcd yet is applied once the
+ * peer arrives; dp_cluster_apply.c).  A tenant or endpoint etcd deletes takes
+ * what hangs off it out with it; that waits for it.  A QP
  * record without "pqpn" whose endpoint is on this host gets one from this
  * switch: a free pqpn on the host, written back in a transaction that
  * compares the key's mod revision.
