@@ -214,8 +214,9 @@ static void
 candidates(struct ilist *c)
 {
 	json_t *ev = json_object();
+	bool others = others_applied();
 
-	if (rs.all || others_applied()) {
+	if (rs.all || others) {
 		for (uint32_t i = 0; i < rs.n; i++)
 			if (dp_rec_needs(&rs.r[i]))
 				cand_add(c, &rs.r[i]);
