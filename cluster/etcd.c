@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -123,7 +124,19 @@ struct sink {
 	size_t n;
 	etcd_line_fn on_line;
 	void *arg;
+	struct etcd_conn *c;
+	long idle_s;              /* a stream silent this long is given up; 0: not a stream */
+	double last;              /* when it last brought data (mono_s()) */
 };
+
+static double
+mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static size_t
 on_data(char *p, size_t size, size_t nm, void *arg)
@@ -135,6 +148,7 @@ on_data(char *p, size_t size, size_t nm, void *arg)
 	if (!s)
 		return 0;
 	b->s = s;
+	b->last = mono_s();
 	memcpy(b->s + b->n, p, n);
 	b->n += n;
 	b->s[b->n] = 0;
@@ -148,23 +162,30 @@ on_data(char *p, size_t size, size_t nm, void *arg)
 	return n;
 }
 
+/* Called at least once a second: ends the transfer when asked to, or when a stream stays silent. */
 static int
 on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
 {
-	const struct etcd_conn *ec = arg;
+	struct sink *k = arg;
 
 	(void)a;
 	(void)b;
 	(void)c;
 	(void)d;
-	return ec->stop && *ec->stop;
+	if (k->c->stop && *k->c->stop)
+		return 1;
+	if (k->idle_s && mono_s() - k->last >= (double)k->idle_s) {
+		k->c->silent = true;
+		return 1;
+	}
+	return 0;
 }
 
 int
 etcd_post(struct etcd_conn *c, const char *path, const char *json, char **body, long timeout_s, etcd_line_fn on_line,
 	  void *arg)
 {
-	struct sink b = { .on_line = on_line, .arg = arg };
+	struct sink b = { .on_line = on_line, .arg = arg, .c = c, .last = mono_s() };
 	struct curl_slist *hd;
 	char url[512];
 	CURLcode rc;
@@ -172,6 +193,7 @@ etcd_post(struct etcd_conn *c, const char *path, const char *json, char **body, 
 
 	if (body)
 		*body = NULL;
+	c->silent = false;
 	if (!c->curl && !(c->curl = curl_easy_init())) {
 		snprintf(c->err, sizeof(c->err), "curl_easy_init failed");
 		return -1;
@@ -190,11 +212,20 @@ etcd_post(struct etcd_conn *c, const char *path, const char *json, char **body, 
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &b);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	/* A member that sends nothing for this long is given up (a watch gets progress notices). */
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, timeout_s ? timeout_s : 30L);
+	/*
+	 * A member that sends nothing for this long is given up: a request within
+	 * its timeout; a stream (a watch) after c->idle_s of silence, which
+	 * c->silent says.  An idle watch is silent too (etcd sends progress
+	 * notices every 10 minutes by default): the follower renews it.
+	 */
+	if (timeout_s) {
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, timeout_s);
+	} else {
+		b.idle_s = c->idle_s > 0 ? c->idle_s : 30L;
+	}
 	if (c->cacert)
 		curl_easy_setopt(h, CURLOPT_CAINFO, c->cacert);
 	if (c->cert)
@@ -214,7 +245,10 @@ etcd_post(struct etcd_conn *c, const char *path, const char *json, char **body, 
 		}
 		snprintf(c->err, sizeof(c->err), "%s: HTTP %ld: %.150s", url, code, b.s ? b.s : "");
 	} else {
-		snprintf(c->err, sizeof(c->err), "%s: %s", url, curl_easy_strerror(rc));
+		if (c->silent)
+			snprintf(c->err, sizeof(c->err), "%s: silent for %ld s", url, b.idle_s);
+		else
+			snprintf(c->err, sizeof(c->err), "%s: %s", url, curl_easy_strerror(rc));
 	}
 	free(b.s);
 	return -1;

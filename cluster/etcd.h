@@ -17,6 +17,8 @@ struct etcd_conn {
 	char *cacert, *cert, *key; /* TLS files, or NULL */
 	const volatile bool *stop; /* set: a request in progress is abandoned */
 	void *curl;               /* the handle, kept between requests */
+	long idle_s;              /* a stream silent this long is given up (0: 30 s) */
+	bool silent;              /* the last request was a stream given up for its silence */
 	char err[768];            /* why the last request failed */
 };
 
@@ -35,8 +37,9 @@ void etcd_conn_free(struct etcd_conn *c);
  * POST @json to @path (such as "/v3/kv/range") of the member in use.  With
  * @on_line, the answer is streamed to it line by line (a watch) until the
  * member, the network or *stop ends it; else it is returned in *@body
- * (malloc'ed).  @timeout_s 0: none (a watch; a silent member is still given
- * up after 30 s).  Returns 0 on HTTP 200, else -1 with the reason in c->err.
+ * (malloc'ed).  @timeout_s 0: none (a watch; a member silent for c->idle_s
+ * is still given up, and c->silent says so).  Returns 0 on HTTP 200, else -1
+ * with the reason in c->err.
  */
 int etcd_post(struct etcd_conn *c, const char *path, const char *json, char **body, long timeout_s,
 	      etcd_line_fn on_line, void *arg);

@@ -76,7 +76,7 @@ usage(const char *prog)
 		"usage: %s [EAL options] -- --config FILE [--exit-when-idle MS] [--stats-json FILE]\n"
 		"          [--mbuf-size BYTES] [--max-connections N] [--queue-mbufs N] [--stage-cycles N]\n"
 		"          [--estats] [--metrics ADDR:PORT [--metrics-connections]] [--control PATH]\n"
-		"          [--etcd URL[,URL...] [--etcd-prefix P] [--etcd-cacert F --etcd-cert F --etcd-key F]]\n"
+		"          [--etcd URL[,URL...] [--etcd-prefix P] [--etcd-cacert F --etcd-cert F --etcd-key F] [--etcd-idle-s S]]\n"
 		"          [--max-config-bytes N] [--control-idle-s S] [--control-max-bytes N]\n"
 		"  --config FILE        the JSON configuration (schema version 1)\n"
 		"  --exit-when-idle MS  exit once every port has been idle for MS ms after traffic\n"
@@ -94,6 +94,8 @@ usage(const char *prog)
 		"  --etcd URL[,URL...]  follow the cluster's tenants, endpoints, QPs and MRs in etcd\n"
 		"  --etcd-prefix P      their key prefix (default /roce)\n"
 		"  --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE  TLS to etcd\n"
+		"  --etcd-idle-s S      a watch etcd leaves silent this long is renewed, a member that\n"
+		"                       does not answer the renewal given up (default 30)\n"
 		"  --max-config-bytes N the largest configuration file read, at start and on reloads\n"
 		"                       (default 1073741824)\n"
 		"  --control-idle-s S   close a control client silent for S seconds (default 60)\n"
@@ -127,6 +129,7 @@ parse_args(int argc, char **argv)
 		{ "etcd-cacert", required_argument, NULL, 'A' },
 		{ "etcd-cert", required_argument, NULL, 'T' },
 		{ "etcd-key", required_argument, NULL, 'Y' },
+		{ "etcd-idle-s", required_argument, NULL, 'J' },
 		{ "max-config-bytes", required_argument, NULL, 'B' },
 		{ "control-idle-s", required_argument, NULL, 'I' },
 		{ "metrics-max-clients", required_argument, NULL, 'L' },
@@ -245,6 +248,16 @@ parse_args(int argc, char **argv)
 				return -1;
 			}
 			dp_ctl_sock_limits(opt == 'I' ? (uint32_t)v : 0, opt == 'X' ? v : 0);
+			break;
+		}
+		case 'J': {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || v < 1 || v > 3600) {
+				fprintf(stderr, "--etcd-idle-s: 1 to 3600 seconds\n");
+				return -1;
+			}
+			dp_cluster_idle((unsigned)v);
 			break;
 		}
 		case 'H':

@@ -34,6 +34,8 @@ static struct {
 	volatile bool interrupt;  /* either: the request in progress is abandoned */
 	pthread_t tid;
 	bool compacted;           /* the watch was cancelled: read everything again */
+	unsigned idle_s;          /* --etcd-idle-s (0: 30) */
+	uint64_t watch_lines;     /* messages the watch in progress has brought */
 	/*
 	 * Watch messages with events, read and not yet applied: the watch thread
 	 * queues them, the apply thread takes all there are and applies them as
@@ -59,6 +61,8 @@ set_connected(bool up)
 {
 	pthread_mutex_lock(&dp_cluster_st.lock);
 	if (dp_cluster_st.connected != up || dp_cluster_st.since == 0) {
+		if (up && dp_cluster_st.since != 0)
+			dp_cluster_st.reconnects++;
 		dp_cluster_st.connected = up;
 		dp_cluster_st.since = dp_cluster_mono_s();
 	}
@@ -254,6 +258,7 @@ watch_line(void *arg, char *line)
 	RTE_SET_USED(arg);
 	if (!o)
 		return 0;
+	cl.watch_lines++;
 	/* etcd answers the watch's creation at once: it is reachable. */
 	set_connected(true);
 	r = json_object_get(o, "result");
@@ -316,13 +321,27 @@ cluster_main(void *arg)
 		free(k);
 		free(end);
 		cl.compacted = false;
+		cl.watch_lines = 0;
 		/* The watch runs until etcd, the network or dp_cluster_stop() ends it. */
-		if (etcd_post(&cl.w, "/v3/watch", req, NULL, 0, watch_line, NULL) < 0 && !cl.stop)
+		if (etcd_post(&cl.w, "/v3/watch", req, NULL, 0, watch_line, NULL) < 0 && !cl.stop &&
+		    !(cl.w.silent && cl.watch_lines))
 			dp_cluster_error("watch: %s", cl.w.err);
 		if (cl.stop)
 			break;
 		if (cl.resync)
 			continue;
+		if (cl.w.silent && cl.watch_lines) {
+			/*
+			 * etcd answered the watch and then had nothing to say for
+			 * --etcd-idle-s: an idle prefix, not a lost member.  Renew it
+			 * on the same member at once; a member that does not answer
+			 * the renewal is given up below, as silent from the start.
+			 */
+			pthread_mutex_lock(&dp_cluster_st.lock);
+			dp_cluster_st.watch_renewals++;
+			pthread_mutex_unlock(&dp_cluster_st.lock);
+			continue;
+		}
 		if (cl.compacted) {
 			/* Compacted past what we saw: read everything again and apply the difference. */
 			dp_cluster_error("watch cancelled (revision %lld compacted): reading %s again",
@@ -366,11 +385,18 @@ dp_cluster_configure(const char *urls, const char *prefix, const struct dp_clust
 	return cl.configured ? 0 : -1;
 }
 
+void
+dp_cluster_idle(unsigned s)
+{
+	cl.idle_s = s;
+}
+
 int
 dp_cluster_start(void)
 {
 	if (!cl.configured)
 		return 0;
+	cl.w.idle_s = cl.idle_s;
 	dp_cluster_rec_init(cl.prefix);
 	cl.stop = cl.interrupt = cl.resync = false;
 	if (dp_reload_listen(dp_cluster_resync) < 0)
@@ -446,6 +472,8 @@ tel_cluster(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "records_known", dp_cluster_st.records);
 	rte_tel_data_add_dict_u64(d, "events", dp_cluster_st.events);
 	rte_tel_data_add_dict_u64(d, "resyncs", dp_cluster_st.resyncs);
+	rte_tel_data_add_dict_u64(d, "reconnects", dp_cluster_st.reconnects);
+	rte_tel_data_add_dict_u64(d, "watch_renewals", dp_cluster_st.watch_renewals);
 	rte_tel_data_add_dict_u64(d, "pqpn_allocated", dp_cluster_st.pqpn_allocated);
 	rte_tel_data_add_dict_u64(d, "watch_applies", dp_cluster_st.apply_n);
 	rte_tel_data_add_dict_u64(d, "watch_apply_us_total", dp_cluster_st.apply_us_total);

@@ -12,8 +12,10 @@
  * delta (dp_delta.h): what etcd holds and the switch does not, or holds
  * otherwise, is put; what the switch holds from etcd and etcd no longer
  * does is deleted.  A record the delta rejects is left out, reported by its
- * key and reason and counted, and tried again with the next change (a QP
- * whose peer is not in etcd yet is applied once the peer arrives).  A QP
+ * key and reason and counted, and tried again with the change that touches
+ * what it waits on (a QP whose peer is not in etcd yet is applied once the
+ * peer arrives; dp_cluster_apply.c).  A tenant or endpoint etcd deletes takes
+ * what hangs off it out with it; that waits for it.  A QP
  * record without "pqpn" whose endpoint is on this host gets one from this
  * switch: a free pqpn on the host, written back in a transaction that
  * compares the key's mod revision.
@@ -43,6 +45,13 @@ struct dp_cluster_tls {
  * arguments are malformed.
  */
 int dp_cluster_configure(const char *urls, const char *prefix, const struct dp_cluster_tls *tls);
+
+/*
+ * --etcd-idle-s: a watch that etcd leaves silent for @s seconds (default 30)
+ * is renewed on the same member at once, not counted as a loss; a member that
+ * does not answer the renewal is given up as disconnected.
+ */
+void dp_cluster_idle(unsigned s);
 
 /* The prefix of the records followed (keys PREFIX/qps/...), or NULL without --etcd. */
 const char *dp_cluster_prefix(void);

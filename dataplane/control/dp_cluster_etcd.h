@@ -24,6 +24,8 @@ struct dp_cluster_stats {
 	uint64_t waiting;             /* QPs left out, now, for a peer etcd does not hold (yet) */
 	uint64_t records;             /* keys the record map holds: etcd's, and those still applied */
 	uint64_t events, resyncs;     /* watch events seen; full reads after a compaction or at start */
+	uint64_t reconnects;          /* connected again after etcd was lost */
+	uint64_t watch_renewals;      /* watches renewed after --etcd-idle-s of silence */
 	uint64_t pqpn_allocated;
 	/* The learner's records: put, found there already, failed; deleted; its lease and leases lost. */
 	uint64_t learn_puts, learn_exists, learn_failed, learn_deletes;
