@@ -17,16 +17,6 @@
 #include "cfg_rec.h"
 #include "cfg_util.h"
 
-const char *const cfg_dl_kind_names[CFG_DK_N] = { "tenants", "endpoints", "qps", "mrs" };
-
-/* The key of a delete entry. */
-struct dl_key {
-	int tenant;
-	struct cfg_ip vip;
-	uint32_t id;
-	char *name;             /* tenants */
-};
-
 static const struct cfg_field tenant_key_fields[] = {
 	CFG_FIELD(struct dl_key, "name", CFG_F_STR, CFG_REQUIRED, name),
 };
@@ -45,37 +35,6 @@ static const struct cfg_field mr_key_fields[] = {
 	CFG_FIELD(struct dl_key, "rkey", CFG_F_UINT, CFG_REQUIRED, id),
 };
 
-uint32_t
-cfg_dl_key_hash(int tenant, const struct cfg_ip *vip, uint32_t id)
-{
-	uint64_t h = cfg_hash_bytes(CFG_HASH_SEED, &tenant, sizeof(tenant));
-
-	h = cfg_hash_bytes(h, &vip->ver, 1);
-	h = cfg_hash_bytes(h, vip->b, vip->ver == CFG_IPV6 ? 16 : 4);
-	return cfg_hash_final(cfg_hash_bytes(h, &id, sizeof(id)));
-}
-
-/* The key of record @i of the set of kind @k (not tenants). */
-static void
-rec_key(const struct cfg_dl_set *s, int k, uint32_t i, struct dl_key *key)
-{
-	const void *r = s->rec + (size_t)i * s->sz;
-
-	if (k == CFG_DK_ENDPOINTS) {
-		const struct cfg_endpoint *e = r;
-
-		*key = (struct dl_key){ .tenant = e->tenant, .vip = e->vip, .id = 0 };
-	} else if (k == CFG_DK_QPS) {
-		const struct cfg_qp *q = r;
-
-		*key = (struct dl_key){ .tenant = q->tenant, .vip = q->vip, .id = q->vqpn };
-	} else {
-		const struct cfg_mr *m = r;
-
-		*key = (struct dl_key){ .tenant = m->tenant, .vip = m->vip, .id = m->rkey };
-	}
-}
-
 struct set_ctx {
 	const struct cfg_dl_set *s;
 	int k;
@@ -88,7 +47,7 @@ key_match(const void *ctx, uint32_t idx, const void *key)
 	const struct dl_key *want = key;
 	struct dl_key have;
 
-	rec_key(c->s, c->k, idx, &have);
+	cfg_dl_rec_key(c->s, c->k, idx, &have);
 	return have.tenant == want->tenant && have.id == want->id && cfg_ip_equal(&have.vip, &want->vip);
 }
 
@@ -99,46 +58,6 @@ set_find(struct cfg_dl *d, int k, const struct dl_key *key)
 
 	return cfg_htab_lookup(&d->set[k].idx, cfg_dl_key_hash(key->tenant, &key->vip, key->id), key_match,
 			       &c, key);
-}
-
-void
-cfg_dl_rec_err(struct cfg_dl *d, int k, uint32_t i, const char *field, const char *fmt, ...)
-{
-	const struct cfg_dl_set *s = &d->set[k];
-	char msg[512], ips[CFG_IP_STRLEN];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	d->ld.dg.rank = 2;
-	d->ld.dg.rec = s->origin[i] >= 0 ? s->origin[i] : 0;
-	if (s->origin[i] >= 0) {
-		struct cfg_path top = { .key = "put" };
-		struct cfg_path sec = { .up = &top, .key = cfg_dl_kind_names[k] };
-		struct cfg_path rec = { .up = &sec, .key = NULL, .idx = (uint32_t)s->origin[i] };
-		struct cfg_path fp = { .up = &rec, .key = field };
-
-		cfg_err(&d->ld.dg, field ? &fp : &rec, "%s", msg);
-		return;
-	}
-	if (k == CFG_DK_TENANTS) {
-		cfg_err_raw(&d->ld.dg, "%s: tenants{%s}%s%s: %s", d->ld.dg.name,
-			    ((const struct cfg_tenant *)(s->rec + i * s->sz))->name, field ? "." : "",
-			    field ? field : "", msg);
-		return;
-	}
-
-	struct dl_key key;
-
-	rec_key(s, k, i, &key);
-	if (k == CFG_DK_ENDPOINTS)
-		cfg_err_raw(&d->ld.dg, "%s: endpoints{%s %s}%s%s: %s", d->ld.dg.name, d->s.tenants[key.tenant].name,
-			    cfg_ip_str(&key.vip, ips), field ? "." : "", field ? field : "", msg);
-	else
-		cfg_err_raw(&d->ld.dg, "%s: %s{%s %s %s%u}%s%s: %s", d->ld.dg.name, cfg_dl_kind_names[k],
-			    d->s.tenants[key.tenant].name, cfg_ip_str(&key.vip, ips), k == CFG_DK_MRS ? "0x" : "",
-			    key.id, field ? "." : "", field ? field : "", msg);
 }
 
 /* Copy the @n running records at @src into set @k with room for @extra more, and index them. */
@@ -164,7 +83,7 @@ set_init(struct cfg_dl *d, int k, const void *src, uint32_t n, size_t sz, uint32
 	for (uint32_t i = 0; i < n; i++) {
 		struct dl_key key;
 
-		rec_key(s, k, i, &key);
+		cfg_dl_rec_key(s, k, i, &key);
 		if (cfg_htab_add(&s->idx, cfg_dl_key_hash(key.tenant, &key.vip, key.id), i) < 0)
 			return -1;
 	}
@@ -410,7 +329,7 @@ put_records(struct cfg_dl *d, int k, const struct cfg_jv *v, const struct cfg_pa
 		int64_t j;
 
 		memcpy(s->rec + (size_t)s->n * s->sz, src, s->sz);
-		rec_key(s, k, s->n, &key);
+		cfg_dl_rec_key(s, k, s->n, &key);
 		j = set_find(d, k, &key);
 		if (j >= 0 && s->origin[j] >= 0) {
 			cfg_err(&d->ld.dg, &r.path, "the same key as put.%s[%d]", cfg_dl_kind_names[k], s->origin[j]);
@@ -580,4 +499,12 @@ cfg_delta_apply(const struct cfg *run, char *buf, size_t len, const char *name, 
 	c = cfg_delta_apply_root(run, doc.root, name, errs, sum);
 	cfg_json_free(&doc);
 	return c;
+}
+
+struct cfg *
+cfg_dup(const struct cfg *run)
+{
+	char empty[] = "{}";
+
+	return cfg_delta_apply(run, empty, 2, run->path, NULL, NULL);
 }

@@ -473,11 +473,3 @@ out:
 	}
 	return c;
 }
-
-struct cfg *
-cfg_dup(const struct cfg *run)
-{
-	char empty[] = "{}";
-
-	return cfg_delta_apply(run, empty, 2, run->path, NULL, NULL);
-}

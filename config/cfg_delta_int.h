@@ -3,7 +3,9 @@
  * What the two halves of a delta share: cfg_delta.c parses the request and
  * merges its records into copies of the running ones; cfg_delta_check.c
  * drops what was deleted, checks the result between records and builds the
- * new configuration. Private to config/.
+ * new configuration. cfg_delta_rec.c, below both, holds what they and the
+ * incremental path share about a record: its key, its hash, its errors.
+ * Private to config/.
  */
 #ifndef CFG_DELTA_INT_H
 #define CFG_DELTA_INT_H
@@ -37,6 +39,17 @@ struct cfg_dl {
 	struct cfg_delta_summary sum;
 	uint32_t *tback;        /* new tenant index -> merged index, while finishing */
 };
+
+/* The key of a delete entry. */
+struct dl_key {
+	int tenant;
+	struct cfg_ip vip;
+	uint32_t id;
+	char *name;             /* tenants */
+};
+
+/* The key of record @i of the set of kind @k (not tenants). */
+void cfg_dl_rec_key(const struct cfg_dl_set *s, int k, uint32_t i, struct dl_key *key);
 
 /* The kinds' names, as in the schema: "tenants", "endpoints", "qps", "mrs". */
 extern const char *const cfg_dl_kind_names[CFG_DK_N];

@@ -8,6 +8,8 @@
  * Each endpoint also keeps the list of the QPs and of the MRs that name it
  * (threaded through per-record links), so that an endpoint moved inside its
  * array can fix their "endpoint" fields without a scan.
+ *
+ * cfg_free() is here too: a configuration's end frees its index.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +130,32 @@ cfg_inc_index_free(struct cfg *c)
 	free(x->tmark);
 	free(x);
 	c->inc = NULL;
+}
+
+void
+cfg_free(struct cfg *c)
+{
+	if (c == NULL)
+		return;
+	for (uint32_t i = 0; i < c->n_ports; i++) {
+		free(c->ports[i].name);
+		free(c->ports[i].device);
+	}
+	for (uint32_t i = 0; i < c->n_tenants; i++)
+		free(c->tenants[i].name);
+	free(c->ports);
+	free(c->tenants);
+	free(c->endpoints);
+	free(c->qps);
+	free(c->mrs);
+	free(c->neighbors);
+	for (uint32_t i = 0; i < c->n_acls; i++)
+		free(c->acls[i].rules);
+	free(c->acls);
+	free(c->dcqcn.profile);
+	free(c->path);
+	cfg_inc_index_free(c);
+	free(c);
 }
 
 struct cfg_inc_link *

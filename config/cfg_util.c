@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Addresses, error lists, lookups on a loaded configuration, and cfg_free().
+ * Addresses, error lists and lookups on a loaded configuration (cfg_free(),
+ * which also frees the incremental index, is cfg_inc_index.c).
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -8,7 +9,6 @@
 #include <string.h>
 
 #include "cfg.h"
-#include "cfg_inc.h"
 #include "cfg_util.h"
 
 int
@@ -139,32 +139,6 @@ cfg_tenant_index(const struct cfg *c, const char *name)
 		if (c->tenants[i].name != NULL && strcmp(c->tenants[i].name, name) == 0)
 			return (int)i;
 	return -1;
-}
-
-void
-cfg_free(struct cfg *c)
-{
-	if (c == NULL)
-		return;
-	for (uint32_t i = 0; i < c->n_ports; i++) {
-		free(c->ports[i].name);
-		free(c->ports[i].device);
-	}
-	for (uint32_t i = 0; i < c->n_tenants; i++)
-		free(c->tenants[i].name);
-	free(c->ports);
-	free(c->tenants);
-	free(c->endpoints);
-	free(c->qps);
-	free(c->mrs);
-	free(c->neighbors);
-	for (uint32_t i = 0; i < c->n_acls; i++)
-		free(c->acls[i].rules);
-	free(c->acls);
-	free(c->dcqcn.profile);
-	free(c->path);
-	cfg_inc_index_free(c);
-	free(c);
 }
 
 const char *

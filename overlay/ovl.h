@@ -219,6 +219,8 @@ ovl_half_name(uint8_t half)
 	return half == OVL_HALF_OUT ? "out" : half == OVL_HALF_IN ? "in" : NULL;
 }
 
+struct ovl;
+
 /* The endpoints of @cn's L and R: a half's source endpoint on its side, its QP's on the other. */
 static inline void
 ovl_conn_ends(const struct ovl *o, const struct ovl_conn *cn, uint32_t *le, uint32_t *re);
@@ -301,7 +303,7 @@ ovl_conn_ends(const struct ovl *o, const struct ovl_conn *cn, uint32_t *le, uint
 }
 
 /*
- * Build this host's overlay from @c.  This host is the set of uplink IPs in
+ * Build this host's overlay from @c (ovl_build.c).  This host is the set of uplink IPs in
  * the configuration.  Returns NULL and a message in @err on failure (which a
  * validated configuration only meets on allocation failure or an
  * unsupported combination, such as a vIP and host IP of different versions).
@@ -310,13 +312,6 @@ struct ovl *ovl_build(const struct cfg *c, char *err, size_t err_len);
 void ovl_free(struct ovl *o);
 
 void ovl_ip_from_cfg(struct ovl_ip *dst, const struct cfg_ip *src);
-
-/*
- * The VLAN policies of @o's ports and tenants from @c (ovl_vlan.c), called by
- * ovl_build(); -1 and a message in @err when a "vni" policy meets a vni that
- * is not a VID.
- */
-int ovl_vlan_build(struct ovl *o, const struct cfg *c, char *err, size_t err_len);
 
 /*
  * The VLAN policy of @tenant's frames on port @port, resolved: on an uplink
@@ -411,6 +406,13 @@ ovl_table_lookup(const struct ovl_table *t, const struct ovl_key *k)
 {
 	return ovl_table_probe(t, k, ovl_key_hash(k) | 1u);
 }
+
+/* The single writer's table operations (ovl.c; lcores only probe). */
+/* A table of room for @n keys at @load_pct percent. */
+int ovl_tab_init(struct ovl_table *t, uint32_t n, unsigned load_pct);
+struct ovl_slot *ovl_tab_find(const struct ovl_table *t, const struct ovl_key *k);
+void ovl_tab_set(struct ovl_table *t, const struct ovl_key *k, uint32_t val);
+bool ovl_tab_del(struct ovl_table *t, const struct ovl_key *k);
 
 /* The QP record (tenant, vip, vqpn), any type, local or not, or OVL_NONE (control plane). */
 uint32_t ovl_lookup_qp(const struct ovl *o, uint32_t tenant, const struct ovl_ip *vip, uint32_t vqpn);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ACL evaluation at configuration time and the NAK builder (ovl_acl.h).
+ * The verdicts stored in a tenant and a connection are filled by
+ * ovl_header.c and ovl_fill.c.
  */
 #include <string.h>
 
-#include "ovl.h"
 #include "ovl_acl.h"
 
 bool
@@ -40,57 +41,6 @@ ovl_acl_decide(const struct cfg_acl *acl, uint8_t ver, const uint8_t *src, const
 		return r->action == CFG_ACL_ALLOW;
 	}
 	return acl->def == CFG_ACL_ALLOW;
-}
-
-void
-ovl_acl_tenants(struct ovl *o)
-{
-	const struct cfg *c = o->cfg;
-
-	for (uint32_t t = 0; t < o->n_tenants; t++) {
-		o->tenants[t].acl = NULL;
-		o->tenants[t].acl_index = OVL_NONE;
-		o->tenants[t].ud_acl = false;
-	}
-	for (uint32_t i = 0; i < c->n_acls; i++) {
-		const struct cfg_acl *a = &c->acls[i];
-		struct ovl_tenant *t = &o->tenants[a->tenant];
-
-		t->acl = a;
-		t->acl_index = i;
-		/* UD frames are checked one by one only where a deny could apply to them. */
-		t->ud_acl = a->def == CFG_ACL_DENY;
-		for (uint32_t r = 0; r < a->n_rules; r++)
-			if (a->rules[r].action == CFG_ACL_DENY && (a->rules[r].types & (1u << CFG_QP_UD)) &&
-			    (a->rules[r].ops & CFG_OP_SEND))
-				t->ud_acl = true;
-	}
-}
-
-void
-ovl_acl_conn(const struct ovl *o, struct ovl_conn *cn)
-{
-	const struct ovl_endpoint *le, *re;
-	const struct cfg_acl *a = o->tenants[cn->tenant].acl;
-	uint32_t lei, rei;
-
-	ovl_conn_ends(o, cn, &lei, &rei);
-	le = &o->endpoints[lei];
-	re = &o->endpoints[rei];
-	unsigned possible = ovl_type_ops(cn->l_type);
-
-	for (unsigned d = 0; d < 2; d++) {
-		const struct ovl_ip *src = d == OVL_DIR_L2R ? &le->vip : &re->vip;
-		const struct ovl_ip *dst = d == OVL_DIR_L2R ? &re->vip : &le->vip;
-		unsigned allow = 0;
-
-		for (unsigned k = 0; k < 4; k++)
-			if (ovl_acl_decide(a, src->ver, src->b, dst->b, cfg_acl_type(cn->l_type), 1u << k,
-					   &cn->acl_rule[d][k]))
-				allow |= 1u << k;
-		cn->acl_allow[d] = (uint8_t)allow;
-	}
-	cn->acl_block = !(cn->acl_allow[OVL_DIR_L2R] & possible) && !(cn->acl_allow[OVL_DIR_R2L] & possible);
 }
 
 void

@@ -71,15 +71,6 @@ bool ovl_acl_decide(const struct cfg_acl *acl, uint8_t ver, const uint8_t *src, 
 /* True if @ip (of version @ver) is inside the prefix @p. */
 bool ovl_cidr_match(const struct cfg_cidr *p, uint8_t ver, const uint8_t *ip);
 
-struct ovl;
-struct ovl_conn;
-
-/* Each tenant's "acls" entry of @o's configuration (ovl_tenant.acl, .acl_index, .ud_acl). */
-void ovl_acl_tenants(struct ovl *o);
-
-/* The verdicts of connection @cn under its tenant's ACL (ovl_conn.acl_*); after ovl_acl_tenants(). */
-void ovl_acl_conn(const struct ovl *o, struct ovl_conn *cn);
-
 /*
  * Frames whose PSNs and AETHs are tracked (outstanding requests, answers'
  * MSNs, Estats): those of the reliable connected transports, RC and XRC.

@@ -3,7 +3,7 @@
  * The overlay's records from their configuration (ovl_int.h): endpoints,
  * QPs, MRs, and each connection with its rewrite templates (the ICRC and
  * checksum differences of a rename, computed once per connection), used by
- * the whole build (ovl.c) and by changes in place (ovl_inc.c).
+ * the whole build (ovl_build.c) and by changes in place (ovl_inc.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +11,32 @@
 #include "ovl_int.h"
 
 #define FAIL(...) do { snprintf(err, err_len, __VA_ARGS__); goto fail; } while (0)
+
+void
+ovl_acl_conn(const struct ovl *o, struct ovl_conn *cn)
+{
+	const struct ovl_endpoint *le, *re;
+	const struct cfg_acl *a = o->tenants[cn->tenant].acl;
+	uint32_t lei, rei;
+
+	ovl_conn_ends(o, cn, &lei, &rei);
+	le = &o->endpoints[lei];
+	re = &o->endpoints[rei];
+	unsigned possible = ovl_type_ops(cn->l_type);
+
+	for (unsigned d = 0; d < 2; d++) {
+		const struct ovl_ip *src = d == OVL_DIR_L2R ? &le->vip : &re->vip;
+		const struct ovl_ip *dst = d == OVL_DIR_L2R ? &re->vip : &le->vip;
+		unsigned allow = 0;
+
+		for (unsigned k = 0; k < 4; k++)
+			if (ovl_acl_decide(a, src->ver, src->b, dst->b, cfg_acl_type(cn->l_type), 1u << k,
+					   &cn->acl_rule[d][k]))
+				allow |= 1u << k;
+		cn->acl_allow[d] = (uint8_t)allow;
+	}
+	cn->acl_block = !(cn->acl_allow[OVL_DIR_L2R] & possible) && !(cn->acl_allow[OVL_DIR_R2L] & possible);
+}
 
 /* Byte offsets, from the IP header of an option-less frame. */
 struct ip_layout {

@@ -319,16 +319,3 @@ ovl_inc_reclaim(struct ovl *o)
 		s->n_retired = 0;
 	}
 }
-
-void
-ovl_store_free(struct ovl_store *st)
-{
-	struct ovl_slots *all[] = { &st->eps, &st->qps, &st->conns, &st->mrs, &st->srqs };
-
-	for (unsigned i = 0; i < 5; i++) {
-		free(all[i]->free);
-		free(all[i]->retired);
-	}
-	free(st->by_qp.slots);
-	free(st);
-}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What ovl.c (the whole build) and ovl_inc.c (incremental changes) share:
- * the store behind a header, the table operations of the single writer, and
- * the fill functions of each kind of record.  Private to overlay/.
+ * What ovl_build.c (the whole build) and ovl_inc.c (incremental changes)
+ * share: the store behind a header, and the fill functions of the header
+ * (ovl_header.c) and of each kind of record (ovl_fill.c).  The table
+ * operations of the single writer are in ovl.h.  Private to overlay/.
  */
 #ifndef OVL_INT_H
 #define OVL_INT_H
@@ -44,19 +45,26 @@ struct ovl_store {
 /* The load factor of by_qp at its build (percent); the lcores' tables have 50. */
 #define OVL_BY_QP_LOAD 60
 
-/* A table of room for @n keys at @load_pct percent. */
-int ovl_tab_init(struct ovl_table *t, uint32_t n, unsigned load_pct);
-struct ovl_slot *ovl_tab_find(const struct ovl_table *t, const struct ovl_key *k);
-void ovl_tab_set(struct ovl_table *t, const struct ovl_key *k, uint32_t val);
-bool ovl_tab_del(struct ovl_table *t, const struct ovl_key *k);
-
-/* Room for @n records, with some to spare. */
+/* Room for @n records, with some to spare (ovl_build.c). */
 uint32_t ovl_room(uint32_t n);
 
 void ovl_store_free(struct ovl_store *st);
 
-/* The header's own part (tenants and ports) from @c. */
+/* The header's own part (tenants and ports) from @c (ovl_header.c). */
 int ovl_header_fill(struct ovl *o, const struct cfg *c, char *err, size_t err_len);
+
+/*
+ * The VLAN policies of @o's ports and tenants from @c (ovl_header.c), called by
+ * ovl_header_fill(); -1 and a message in @err when a "vni" policy meets a vni that
+ * is not a VID.
+ */
+int ovl_vlan_build(struct ovl *o, const struct cfg *c, char *err, size_t err_len);
+
+/* Each tenant's "acls" entry of @o's configuration (ovl_tenant.acl, .acl_index, .ud_acl). */
+void ovl_acl_tenants(struct ovl *o);
+
+/* The verdicts of connection @cn under its tenant's ACL (ovl_conn.acl_*); after ovl_acl_tenants() (ovl_fill.c). */
+void ovl_acl_conn(const struct ovl *o, struct ovl_conn *cn);
 
 /* Records from their configuration; errors are reported as "@where.field: ...". */
 int ovl_endpoint_fill(const struct ovl *o, const struct cfg *c, const struct cfg_endpoint *ce,

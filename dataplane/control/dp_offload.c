@@ -24,6 +24,9 @@
  * The wire stays correct in every case: a partial rule only tells software
  * which connection a frame belongs to (and software checks that), so the
  * output is the software path's.
+ *
+ * Reloads and deltas (what they withdraw, the MARK index the lcores read)
+ * are dp_offload_reload.c.
  */
 
 #include <inttypes.h>
@@ -62,8 +65,8 @@ struct dp_mark_index *dp_mark_index;
  * ------------------------------------------------------------------------
  * Connections: which rule fits, installing and withdrawing it.
  */
-static int
-conns_reserve(uint32_t n)
+int
+ofl_conns_reserve(uint32_t n)
 {
 	struct ofl_conn *c;
 	uint32_t cap;
@@ -81,8 +84,8 @@ conns_reserve(uint32_t n)
 }
 
 /* The uplink that receives the fabric's frames for L's host. */
-static int
-fabric_port(const struct ovl *o, const struct ovl_conn *c)
+int
+ofl_fabric_port(const struct ovl *o, const struct ovl_conn *c)
 {
 	const struct ovl_endpoint *le = &o->endpoints[o->qps[c->l].endpoint];
 	int h = ovl_host_index(o, le->host.b, ip_len(le->host.ver));
@@ -97,8 +100,8 @@ fabric_port(const struct ovl *o, const struct ovl_conn *c)
  * to, no ACL, no memory check, no translation of R's memory windows, and
  * no VLAN policy on either port to check or apply.
  */
-static bool
-forward_eligible(const struct ovl *o, const struct ovl_conn *c)
+bool
+ofl_forward_eligible(const struct ovl *o, const struct ovl_conn *c)
 {
 	const struct ovl_tenant *t = &o->tenants[c->tenant];
 	uint32_t re = o->qps[c->r].endpoint;
@@ -142,7 +145,7 @@ side_spec(const struct ovl *o, const struct ovl_conn *c, int side, struct rule_s
 		memcpy(s->new_eth, c->egress.eth, 12);
 		s->out_port_idx = c->egress.port;
 	} else {
-		int fp = fabric_port(o, c);
+		int fp = ofl_fabric_port(o, c);
 
 		if (fp < 0)
 			return -1;
@@ -168,8 +171,8 @@ conn_text(const struct ovl *o, const struct ovl_conn *c, char *buf, size_t len)
 		 r->vqpn, c->state);
 }
 
-static void
-side_clear_texts(struct ofl_side *sd)
+void
+ofl_side_clear_texts(struct ofl_side *sd)
 {
 	free(sd->reason);
 	free(sd->testpmd);
@@ -196,8 +199,8 @@ side_query_count(struct ofl_side *sd)
 }
 
 /* Remove the side's rule, keeping its counts; the side is in software again. */
-static void
-side_withdraw(struct ofl_side *sd, const char *why)
+void
+ofl_side_withdraw(struct ofl_side *sd, const char *why)
 {
 	struct rte_flow_error err;
 
@@ -226,14 +229,14 @@ side_withdraw(struct ofl_side *sd, const char *why)
 	sd->flow = NULL;
 	sd->state = DP_OFL_NONE;
 	sd->age_valid = false;
-	side_clear_texts(sd);
+	ofl_side_clear_texts(sd);
 }
 
-static void
-conn_withdraw(struct ofl_conn *oc, const char *why)
+void
+ofl_conn_withdraw(struct ofl_conn *oc, const char *why)
 {
 	for (int s = 0; s < SIDES; s++)
-		side_withdraw(&oc->side[s], why);
+		ofl_side_withdraw(&oc->side[s], why);
 }
 
 /*
@@ -261,7 +264,7 @@ side_install(const struct ovl *o, const struct ovl_conn *c, struct ofl_conn *oc,
 	} else {
 		uint32_t opt = caps & (CAP(QUEUE) | CAP(COUNT) | CAP(AGE));
 
-		if (side == SIDE_TENANT && (caps & CAP(FORWARD)) && forward_eligible(o, c)) {
+		if (side == SIDE_TENANT && (caps & CAP(FORWARD)) && ofl_forward_eligible(o, c)) {
 			kinds[n] = DP_OFL_FORWARD, cands[n++] = CAP(FORWARD) | (caps & (CAP(COUNT) | CAP(AGE)));
 			if (caps & CAP(AGE))
 				kinds[n] = DP_OFL_FORWARD, cands[n++] = CAP(FORWARD) | (caps & CAP(COUNT));
@@ -280,7 +283,7 @@ side_install(const struct ovl *o, const struct ovl_conn *c, struct ofl_conn *oc,
 		s.actions = cands[i];
 		s.transfer = kinds[i] == DP_OFL_FORWARD;
 		if (ofl_try_rule(&s, sd, why, sizeof(why)) == 0) {
-			side_clear_texts(sd);
+			ofl_side_clear_texts(sd);
 			sd->state = DP_OFL_INSTALLED;
 			sd->kind = kinds[i];
 			sd->actions = cands[i];
@@ -311,7 +314,7 @@ side_install(const struct ovl *o, const struct ovl_conn *c, struct ofl_conn *oc,
 		textf(first, sizeof(first), "%s (%s): port %s", oc->deny ? "drop" : "partial", cap_names[need],
 			 ofl.ports[base.port_idx].why[need]);
 	}
-	side_clear_texts(sd);
+	ofl_side_clear_texts(sd);
 	sd->state = DP_OFL_REFUSED;
 	sd->kind = n ? kinds[0] : (oc->deny ? DP_OFL_DROP : DP_OFL_PARTIAL);
 	sd->actions = n ? cands[0] : 0;
@@ -347,7 +350,7 @@ side_query(struct ofl_side *sd)
 			sd->age_valid = q.sec_since_last_hit_valid;
 			sd->age_sec = q.sec_since_last_hit;
 			if (q.aged)
-				side_withdraw(sd, "aged out: no traffic for the AGE timeout");
+				ofl_side_withdraw(sd, "aged out: no traffic for the AGE timeout");
 		}
 	}
 }
@@ -368,7 +371,7 @@ poll_locked(uint64_t now)
 	dt = ofl.last_sample ? now - ofl.last_sample : 0;
 	ofl.last_sample = now;
 	ofl.pending = false;
-	if (conns_reserve(dp.n_states) < 0)
+	if (ofl_conns_reserve(dp.n_states) < 0)
 		return;
 	cf = &dp.cfg->offload;
 	steady = ms_tsc(cf->steady_ms);
@@ -436,7 +439,7 @@ dp_offload_drop_conn(uint32_t state_id, bool drop)
 	struct ofl_conn *oc;
 
 	pthread_mutex_lock(&dp.ctl_lock);
-	if (state_id >= dp.n_states || conns_reserve(dp.n_states) < 0) {
+	if (state_id >= dp.n_states || ofl_conns_reserve(dp.n_states) < 0) {
 		pthread_mutex_unlock(&dp.ctl_lock);
 		return -ENOENT;
 	}
@@ -444,7 +447,7 @@ dp_offload_drop_conn(uint32_t state_id, bool drop)
 	if (oc->deny != drop) {
 		oc->deny = drop;
 		/* Whatever it had no longer fits; the next poll installs what does. */
-		conn_withdraw(oc, drop ? "connection denied" : "connection allowed again");
+		ofl_conn_withdraw(oc, drop ? "connection denied" : "connection allowed again");
 		ofl.pending = true;
 	}
 	pthread_mutex_unlock(&dp.ctl_lock);
@@ -490,208 +493,6 @@ dp_offload_totals_get(struct dp_offload_totals *t)
 	pthread_mutex_unlock(&dp.ctl_lock);
 }
 
-/*
- * ------------------------------------------------------------------------
- * Reloads.
- */
-static void
-entry_fill(const struct ovl *o, uint32_t ci, struct dp_mark_entry *e)
-{
-	const struct ovl_conn *c = &o->conns[ci];
-	const struct ovl_qp *l = &o->qps[c->l], *r = &o->qps[c->r];
-	const struct ovl_endpoint *le = &o->endpoints[l->endpoint], *re = &o->endpoints[r->endpoint];
-
-	memset(e, 0, sizeof(*e));
-	e->conn = ci;
-	e->tenant = c->tenant;
-	e->e_qpn = r->vqpn;
-	e->e_alen = (uint8_t)ip_len(re->vip.ver);
-	memcpy(e->e_dst, re->vip.b, e->e_alen);
-	e->i_qpn = l->pqpn;
-	if (!c->hairpin) {
-		/* A hairpin has no fabric side: its fabric frames are forged. */
-		e->i_alen = (uint8_t)ip_len(le->host.ver);
-		memcpy(e->i_dst, le->host.b, e->i_alen);
-	}
-}
-
-void
-dp_offload_index_publish(const struct ovl *o)
-{
-	uint32_t n = dp.n_states;
-	struct dp_mark_index *x = rte_zmalloc("mark_index", sizeof(*x) + sizeof(x->e[0]) * (n ? n : 1),
-					     RTE_CACHE_LINE_SIZE);
-
-	/* An index not yet freed by a previous reload goes now: nobody reads it. */
-	rte_free(ofl.retired);
-	ofl.retired = dp_mark_index;
-	if (x) {
-		x->ovl = o;
-		x->n = n;
-		for (uint32_t s = 0; s < n; s++)
-			x->e[s].conn = OVL_NONE;
-		for (uint32_t i = 0; i < o->n_conns; i++)
-			if (ovl_live(&o->conns[i]) && !o->conns[i].half && o->conns[i].state < n)
-				entry_fill(o, i, &x->e[o->conns[i].state]);
-	} else {
-		fprintf(stderr, "offload: no memory for the mark index; MARKed frames take the lookups\n");
-	}
-	__atomic_store_n(&dp_mark_index, x, __ATOMIC_RELEASE);
-}
-
-/* Does anything a rule of @a depends on differ in @b? */
-static bool
-conn_changed(const struct ovl *oa, const struct ovl_conn *a, const struct ovl *ob, const struct ovl_conn *b)
-{
-	struct dp_mark_entry ea, eb;
-
-	entry_fill(oa, (uint32_t)(a - oa->conns), &ea);
-	entry_fill(ob, (uint32_t)(b - ob->conns), &eb);
-	ea.conn = eb.conn = 0;
-	return memcmp(&a->egress, &b->egress, sizeof(a->egress)) ||
-	       memcmp(&a->ingress, &b->ingress, sizeof(a->ingress)) || memcmp(a->l_vip, b->l_vip, 16) ||
-	       memcmp(a->l_mac, b->l_mac, 6) || memcmp(a->r_host, b->r_host, 16) || a->l_port != b->l_port ||
-	       a->l_type != b->l_type || a->hairpin != b->hairpin || a->rate_bps != b->rate_bps ||
-	       memcmp(&ea, &eb, sizeof(ea)) || fabric_port(oa, a) != fabric_port(ob, b) ||
-	       oa->udp_port != ob->udp_port;
-}
-
-/* A connection removed: its rules go, and its state id may be handed out again. */
-static void
-ofl_conn_removed(struct ofl_conn *oc, const char *why)
-{
-	conn_withdraw(oc, why);
-	for (int s = 0; s < SIDES; s++)
-		side_clear_texts(&oc->side[s]);
-	memset(oc, 0, sizeof(*oc));
-}
-
-/* A connection changed: its rules go, and it is steady again steady_ms later with new ones. */
-static void
-ofl_conn_changed(struct ofl_conn *oc, const char *why)
-{
-	conn_withdraw(oc, why);
-	/* Refusals are tried again: the rule is a new one. */
-	for (int s = 0; s < SIDES; s++)
-		if (oc->side[s].state == DP_OFL_REFUSED)
-			side_withdraw(&oc->side[s], NULL);
-	oc->since = ofl.now;
-	oc->seen = true;
-}
-
-/* A kept connection's forward rule also depends on its tenant's MRs and rate and the ports' VLAN policies. */
-static void
-ofl_forward_check(const struct ovl *o, const struct ovl_conn *c, struct ofl_conn *oc)
-{
-	if (oc->side[SIDE_TENANT].state == DP_OFL_INSTALLED && oc->side[SIDE_TENANT].kind == DP_OFL_FORWARD &&
-	    !forward_eligible(o, c)) {
-		side_withdraw(&oc->side[SIDE_TENANT], "no longer forwardable (tenant memory or rate changed)");
-		oc->since = ofl.now;
-	}
-}
-
-void
-dp_offload_reload(const struct ovl *old, const struct ovl *o)
-{
-	uint32_t n = dp.n_states, *map;
-	bool enabled = dp.cfg && dp.cfg->offload.enabled;
-
-	rte_free(ofl.retired);
-	ofl.retired = NULL;
-	if (!old)
-		return;
-	/* Without room for new ids, the ids the manager already tracks are still handled. */
-	conns_reserve(n);
-	map = malloc(sizeof(*map) * (n ? n : 1));
-	if (map) {
-		memset(map, 0xff, sizeof(*map) * (n ? n : 1));
-		for (uint32_t i = 0; i < o->n_conns; i++)
-			if (ovl_live(&o->conns[i]) && o->conns[i].state < n)
-				map[o->conns[i].state] = i;
-	}
-	for (uint32_t i = 0; i < old->n_conns; i++) {
-		const struct ovl_conn *a = &old->conns[i];
-		struct ofl_conn *oc;
-		uint32_t ni = map && a->state < n ? map[a->state] : OVL_NONE;
-
-		if (!ovl_live(a) || a->state >= ofl.n_conns)
-			continue; /* never seen by a poll: it has no rule */
-		oc = &ofl.conns[a->state];
-
-		if (ni == OVL_NONE) {
-			/* Removed (or no memory to tell). */
-			ofl_conn_removed(oc, map ? "connection removed by a reload" : "reload (no memory to compare)");
-			continue;
-		}
-		const struct ovl_conn *b = &o->conns[ni];
-
-		if (conn_changed(old, a, o, b)) {
-			ofl_conn_changed(oc, "connection changed by a reload");
-			continue;
-		}
-		ofl_forward_check(o, b, oc);
-		if (!enabled)
-			conn_withdraw(oc, "offload disabled by a reload");
-	}
-	free(map);
-}
-
-void
-dp_offload_index_changes(const struct ovl *o, const struct ovl *old, const struct ovl_inc_conn *ch, uint32_t n)
-{
-	const struct dp_mark_index *was = dp_mark_index;
-	uint32_t ns = dp.n_states;
-	struct dp_mark_index *x = NULL;
-
-	rte_free(ofl.retired);
-	ofl.retired = dp_mark_index;
-	/* Without offload no frame is MARKed: no index to keep. */
-	if (dp.cfg && dp.cfg->offload.enabled && was)
-		x = rte_malloc("mark_index", sizeof(*x) + sizeof(x->e[0]) * (ns ? ns : 1), RTE_CACHE_LINE_SIZE);
-	if (x) {
-		uint32_t keep = RTE_MIN(was->n, ns);
-
-		x->ovl = o;
-		x->n = ns;
-		memcpy(x->e, was->e, sizeof(x->e[0]) * keep);
-		for (uint32_t s = keep; s < ns; s++)
-			x->e[s].conn = OVL_NONE;
-		for (uint32_t i = 0; i < n; i++) {
-			if (ch[i].from != OVL_NONE && old->conns[ch[i].from].state < ns)
-				x->e[old->conns[ch[i].from].state].conn = OVL_NONE;
-		}
-		for (uint32_t i = 0; i < n; i++)
-			if (ch[i].to != OVL_NONE && !o->conns[ch[i].to].half && o->conns[ch[i].to].state < ns)
-				entry_fill(o, ch[i].to, &x->e[o->conns[ch[i].to].state]);
-	}
-	__atomic_store_n(&dp_mark_index, x, __ATOMIC_RELEASE);
-}
-
-void
-dp_offload_changes(const struct ovl *old, const struct ovl *o, const struct ovl_inc_conn *ch, uint32_t n,
-		   bool mrs_changed)
-{
-	bool enabled = dp.cfg && dp.cfg->offload.enabled;
-
-	rte_free(ofl.retired);
-	ofl.retired = NULL;
-	conns_reserve(dp.n_states);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct ovl_conn *a = ch[i].from == OVL_NONE ? NULL : &old->conns[ch[i].from];
-
-		if (!a || a->state >= ofl.n_conns)
-			continue; /* new, or never seen by a poll: no rule */
-		if (ch[i].to == OVL_NONE)
-			ofl_conn_removed(&ofl.conns[a->state], "connection removed by a delta");
-		else
-			ofl_conn_changed(&ofl.conns[a->state], "connection changed by a delta");
-	}
-	/* A forward rule also depends on its tenant's MRs: those a change left are checked again. */
-	for (uint32_t i = 0; enabled && mrs_changed && i < o->n_conns; i++)
-		if (ovl_live(&o->conns[i]) && !o->conns[i].half && o->conns[i].state < ofl.n_conns)
-			ofl_forward_check(o, &o->conns[i], &ofl.conns[o->conns[i].state]);
-}
-
 void
 dp_offload_fini(void)
 {
@@ -707,7 +508,7 @@ dp_offload_fini(void)
 	for (uint32_t i = 0; i < ofl.n_conns; i++)
 		for (int s = 0; s < SIDES; s++) {
 			ofl.conns[i].side[s].flow = NULL;
-			side_clear_texts(&ofl.conns[i].side[s]);
+			ofl_side_clear_texts(&ofl.conns[i].side[s]);
 		}
 	if (ofl.started)
 		fprintf(stderr, "offload: %" PRIu64 " rules installed, %" PRIu64 " withdrawn, %" PRIu64

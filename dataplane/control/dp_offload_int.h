@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The offload manager's internals, shared by its three parts: the rules and
+ * The offload manager's internals, shared by its four parts: the rules and
  * the port probe (dp_offload_rule.c), the connections' life cycle
- * (dp_offload.c) and the telemetry (dp_offload_tel.c).
+ * (dp_offload.c), reloads and deltas (dp_offload_reload.c) and the
+ * telemetry (dp_offload_tel.c).
  */
 #ifndef DP_OFFLOAD_INT_H
 #define DP_OFFLOAD_INT_H
@@ -203,5 +204,21 @@ void ofl_rule_testpmd(const struct rule_spec *s, char *buf, size_t len);
  * reason goes to @why.  0 or a negative errno.
  */
 int ofl_try_rule(const struct rule_spec *s, struct ofl_side *sd, char *why, size_t why_len);
+
+/*
+ * The connections' life cycle (dp_offload.c), for reloads and deltas
+ * (dp_offload_reload.c); under dp.ctl_lock.
+ */
+/* Room in ofl.conns for @n state ids; -1 without memory. */
+int ofl_conns_reserve(uint32_t n);
+/* The uplink that receives the fabric's frames for L's host. */
+int ofl_fabric_port(const struct ovl *o, const struct ovl_conn *c);
+/* May the tenant side of @c take a forward rule? */
+bool ofl_forward_eligible(const struct ovl *o, const struct ovl_conn *c);
+void ofl_side_clear_texts(struct ofl_side *sd);
+/* Remove the side's rule, keeping its counts; the side is in software again. */
+void ofl_side_withdraw(struct ofl_side *sd, const char *why);
+/* Withdraw both sides' rules of @oc, saying @why. */
+void ofl_conn_withdraw(struct ofl_conn *oc, const char *why);
 
 #endif /* DP_OFFLOAD_INT_H */

@@ -30,30 +30,6 @@ dp_cc_rp_cnp(struct dp_lcore *lc, uint32_t slot, uint32_t id)
 
 /* ---- DCQCN: notification point ---- */
 
-bool
-dp_cc_cnp_emit(struct dp_lcore *lc, const struct dp_tenant_rate *tr, const struct roce_frame_spec *spec,
-	       uint32_t dqpn, uint16_t port)
-{
-	struct dp_rate_lcore *r = &lc->rate;
-	struct rte_mbuf *m;
-	size_t len;
-
-	if (r->n_cnp == DP_BURST || (m = rte_pktmbuf_alloc(dp.pool)) == NULL)
-		return false;
-	len = roce_build_cnp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), spec, dqpn,
-			     tr->prof.cnp_dscp, tr->prof.cnp_802p_prio);
-	if (!len) {
-		rte_pktmbuf_free(m);
-		return false;
-	}
-	m->data_len = (uint16_t)len;
-	m->pkt_len = (uint32_t)len;
-	r->cnp[r->n_cnp] = m;
-	r->cnp_port[r->n_cnp++] = port;
-	lc->stats.cnp_sent++;
-	return true;
-}
-
 /* A CNP for connection @c to the sender (R's host and pqpn), queued for after the burst. */
 static void
 cnp_send(struct dp_lcore *lc, const struct ovl *o, const struct ovl_conn *c, const struct dp_tenant_rate *tr,
@@ -75,18 +51,6 @@ cnp_send(struct dp_lcore *lc, const struct ovl *o, const struct ovl_conn *c, con
 	dp_vlan_spec(o, c->tenant, w->port, n_vlan, tci, tr->prof.cnp_dscp, &spec);
 	if (dp_cc_cnp_emit(lc, tr, &spec, w->dqpn, w->port))
 		dp_estats_cnp_sent(c->state);
-}
-
-void
-dp_cc_timer_push(struct dp_rate_lcore *r, struct dp_cnp_timer t)
-{
-	uint32_t i;
-
-	if (r->n_timers == r->max_timers)
-		return;
-	for (i = r->n_timers++; i > 0 && r->timers[(i - 1) / 2].due > t.due; i = (i - 1) / 2)
-		r->timers[i] = r->timers[(i - 1) / 2];
-	r->timers[i] = t;
 }
 
 static void
