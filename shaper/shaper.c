@@ -87,6 +87,36 @@ ts_rescale(shaper_u128 ts, shaper_u128 now_fp, uint64_t cpb_old, uint64_t cpb_ne
 	return u128_sub_sat(now_fp, bytes * cpb_new);
 }
 
+/*
+ * A shared admission bucket takes rate @cpb (0: none): the first shaper to
+ * configure it rescales its time as ts_rescale() does (a new rate starts
+ * full), the others find it done.
+ */
+static void
+shared_config(struct shaper_shared *s, shaper_u128 tnow, uint64_t cpb, uint64_t burst)
+{
+	uint64_t old, nv;
+
+	while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE) != 0)
+		;
+	if (s->cpb != cpb && cpb != 0) {
+		old = __atomic_load_n(&s->ts, __ATOMIC_RELAXED);
+		do
+			nv = shared_from_fp(s, s->cpb == 0 ? tnow - (shaper_u128)burst * cpb :
+					    ts_rescale(shared_to_fp(s, old), tnow, s->cpb, cpb, burst));
+		while (!__atomic_compare_exchange_n(&s->ts, &old, nv, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	}
+	s->cpb = cpb;
+	__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+}
+
+void
+shaper_shared_init(struct shaper_shared *s, uint64_t now)
+{
+	memset(s, 0, sizeof(*s));
+	s->base = now;
+}
+
 /* Memory layout. */
 
 struct shaper_layout {
@@ -319,6 +349,9 @@ shaper_tenant_config(struct shaper *sh, uint32_t tenant,
 			t->tx_ts = ts_rescale(t->tx_ts, tnow, t->cpb, cpb, burst);
 		}
 	}
+	t->shared = cpb != 0 ? tp->shared : NULL;
+	if (tp->shared != NULL)
+		shared_config(tp->shared, tnow, cpb, burst);
 	t->rate_bps = tp->rate_bps;
 	t->cpb = cpb;
 	t->burst_bytes = burst;
@@ -451,8 +484,7 @@ shaper_charge(struct shaper *sh, uint32_t tenant, uint64_t bytes, uint64_t now)
 	t = &sh->tenants[tenant];
 	t->charged += bytes;
 	if (t->cpb != 0)
-		t->adm_ts = u128_max(t->adm_ts, tnow - t->burst_fp) +
-			(shaper_u128)bytes * t->cpb;
+		tenant_adm_charge(t, (shaper_u128)bytes * t->cpb, tnow);
 }
 
 bool
@@ -487,12 +519,15 @@ shaper_tenant_stats(const struct shaper *sh, uint32_t tenant, uint64_t now,
 	e = shaper_ewma_fold(sh, t, now, &valid);
 	st->achieved_bps = valid && e > 0 ? (uint64_t)(e + 0.5) : 0;
 	if (t->cpb != 0) {
-		if (t->adm_ts <= tnow) {
-			shaper_u128 b = (tnow - t->adm_ts) / t->cpb;
+		shaper_u128 adm = t->shared ? shared_to_fp(t->shared, __atomic_load_n(&t->shared->ts,
+						__ATOMIC_RELAXED)) : t->adm_ts;
+
+		if (adm <= tnow) {
+			shaper_u128 b = (tnow - adm) / t->cpb;
 
 			st->tokens = b > t->burst_bytes ? (int64_t)t->burst_bytes : (int64_t)b;
 		} else {
-			st->tokens = -(int64_t)((t->adm_ts - tnow) / t->cpb);
+			st->tokens = -(int64_t)((adm - tnow) / t->cpb);
 		}
 	}
 	st->queued_bytes = t->qbytes;

@@ -132,7 +132,31 @@ struct shaper_tenant_params {
 	uint64_t burst_bytes;	/* Bucket depth [max(fair_quantum, 10 us at rate)]. */
 	uint64_t qlimit_bytes;	/* Backpressure threshold [4 MiB]. */
 	uint64_t qlimit_hard_bytes; /* New messages refused above this [2 x qlimit]. */
+	/* The admission bucket to use instead of the shaper's own; NULL: its own. */
+	struct shaper_shared *shared;
 };
+
+/*
+ * An admission bucket shared by several shapers (one per lcore) that serve
+ * the same tenant, so that the tenant's cap holds over all of them: its
+ * virtual time is advanced with a compare-and-swap by whichever shaper
+ * admits a message, and read by all before they admit.  Each shaper keeps
+ * its own transmission bucket (at the same rate), queues, fair share and
+ * backpressure.  The shapers must run on the same clock (`hz`, `now`).  The
+ * time is kept in 1/256 tick from shaper_shared_init()'s `now`, for 2^56
+ * ticks (277 days at 3 GHz); a charge is rounded up to the next 1/256 tick.
+ * Rate changes: shaper_tenant_config() of the first shaper to take a new
+ * rate rescales the shared time; the others find it done.
+ */
+struct shaper_shared {
+	uint64_t ts;		/* Admission virtual time (see above). */
+	uint64_t cpb;		/* The rate ts is scaled for (ticks per byte, 32.32); 0: none yet. */
+	uint64_t base;		/* The tick ts counts from. */
+	uint32_t lock;		/* Taken by shaper_tenant_config() only. */
+} __attribute__((aligned(64)));
+
+/* Set up @s, empty, for shapers whose clock reads @now. */
+void shaper_shared_init(struct shaper_shared *s, uint64_t now);
 
 /* A tenant's telemetry (/roce/tenants). */
 struct shaper_tenant_stats {

@@ -120,7 +120,8 @@ struct shaper_tenant {
 	uint64_t qlimit_hard;
 
 	/* Buckets as virtual times (32.32 ticks). */
-	shaper_u128 adm_ts;	/* Admission: charged per message. */
+	shaper_u128 adm_ts;	/* Admission: charged per message (a copy of shared's, if any). */
+	struct shaper_shared *shared; /* The admission bucket, when shared (shaper.h); NULL: adm_ts. */
 	shaper_u128 tx_ts;	/* Transmission: charged per packet sent. */
 
 	/* Connections whose admitted head is due, in round robin. */
@@ -215,6 +216,34 @@ struct shaper {
 #define SHAPER_TBIAS		((shaper_u128)1 << 96)
 #define SHAPER_TNOW(ticks)	(SHAPER_FP(ticks) + SHAPER_TBIAS)
 /* Small helpers. */
+
+/*
+ * The shared admission bucket's time (shaper.h, struct shaper_shared): 1/256
+ * tick from SHAPER_SHARED_OFF ticks before its base, so that a full bucket
+ * at the base (now - burst) is representable.
+ */
+#define SHAPER_SHARED_OFF	((uint64_t)1 << 40)
+#define SHAPER_SHARED_SHIFT	24	/* 32.32 to 56.8 */
+
+static inline shaper_u128
+shared_origin(const struct shaper_shared *s)
+{
+	return SHAPER_TNOW(s->base) - SHAPER_FP(SHAPER_SHARED_OFF);
+}
+
+static inline uint64_t
+shared_from_fp(const struct shaper_shared *s, shaper_u128 v)
+{
+	shaper_u128 o = shared_origin(s);
+
+	return v > o ? (uint64_t)((v - o) >> SHAPER_SHARED_SHIFT) : 0;
+}
+
+static inline shaper_u128
+shared_to_fp(const struct shaper_shared *s, uint64_t v)
+{
+	return ((shaper_u128)v << SHAPER_SHARED_SHIFT) + shared_origin(s);
+}
 
 static inline shaper_u128
 u128_max(shaper_u128 a, shaper_u128 b)
