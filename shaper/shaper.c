@@ -111,10 +111,11 @@ shared_config(struct shaper_shared *s, shaper_u128 tnow, uint64_t cpb, uint64_t 
 }
 
 void
-shaper_shared_init(struct shaper_shared *s, uint64_t now)
+shaper_shared_init(struct shaper_shared *s, uint64_t now, uint64_t hz)
 {
 	memset(s, 0, sizeof(*s));
 	s->base = now;
+	s->late = hz / 20000;	/* 50 us: lcores look every microsecond or so */
 }
 
 /* Memory layout. */
@@ -350,6 +351,7 @@ shaper_tenant_config(struct shaper *sh, uint32_t tenant,
 		}
 	}
 	t->shared = cpb != 0 ? tp->shared : NULL;
+	t->shared_id = tp->shared_id < SHAPER_SHARED_MAX ? tp->shared_id : 0;
 	if (tp->shared != NULL)
 		shared_config(tp->shared, tnow, cpb, burst);
 	t->rate_bps = tp->rate_bps;

@@ -122,6 +122,7 @@ struct shaper_tenant {
 	/* Buckets as virtual times (32.32 ticks). */
 	shaper_u128 adm_ts;	/* Admission: charged per message (a copy of shared's, if any). */
 	struct shaper_shared *shared; /* The admission bucket, when shared (shaper.h); NULL: adm_ts. */
+	uint32_t shared_id;	/* Ours among its sharers. */
 	shaper_u128 tx_ts;	/* Transmission: charged per packet sent. */
 
 	/* Connections whose admitted head is due, in round robin. */
@@ -243,6 +244,26 @@ static inline shaper_u128
 shared_to_fp(const struct shaper_shared *s, uint64_t v)
 {
 	return ((shaper_u128)v << SHAPER_SHARED_SHIFT) + shared_origin(s);
+}
+
+/*
+ * Sharer @id admitted @bytes: it no longer waits, and its count goes on
+ * from at most two quanta behind the sharer furthest ahead (after idle).
+ */
+static inline void
+shared_account(struct shaper_shared *s, uint32_t id, uint64_t bytes)
+{
+	uint64_t top = 0, vt = s->by[id].vt;
+
+	for (uint32_t j = 0; j < SHAPER_SHARED_MAX; j++) {
+		uint64_t v = __atomic_load_n(&s->by[j].vt, __ATOMIC_RELAXED);
+
+		top = v > top ? v : top;
+	}
+	if (vt + 2 * SHAPER_SHARED_QUANTUM < top)
+		vt = top - 2 * SHAPER_SHARED_QUANTUM;
+	__atomic_store_n(&s->by[id].vt, vt + bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->by[id].due, 0, __ATOMIC_RELAXED);
 }
 
 static inline shaper_u128

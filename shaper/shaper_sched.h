@@ -215,6 +215,37 @@ tenant_adm(struct shaper_tenant *t)
 }
 
 /*
+ * May the tenant admit now?  Its bucket has tokens and, when shared, no
+ * other sharer that waits for them is a quantum behind this one (shaper.h).
+ * A refusal notes that this sharer waits.
+ */
+static inline bool
+tenant_adm_ready(struct shaper_tenant *t, shaper_u128 tnow)
+{
+	struct shaper_shared *s = t->shared;
+	shaper_u128 adm = tenant_adm(t);
+	bool ready = adm <= tnow;
+	uint64_t now, me;
+
+	if (s == NULL)
+		return ready;
+	now = (uint64_t)((tnow - SHAPER_TBIAS) >> 32);
+	me = s->by[t->shared_id].vt;
+	for (uint32_t j = 0; ready && j < SHAPER_SHARED_MAX; j++) {
+		uint64_t due = __atomic_load_n(&s->by[j].due, __ATOMIC_RELAXED);
+
+		if (j != t->shared_id && due != 0 && now < due + s->late &&
+		    __atomic_load_n(&s->by[j].vt, __ATOMIC_RELAXED) + SHAPER_SHARED_QUANTUM < me)
+			ready = false;
+	}
+	/* Waiting: when this sharer looks again (the bucket's refill, or its next dequeue). */
+	if (!ready)
+		__atomic_store_n(&s->by[t->shared_id].due,
+				 (adm > tnow ? (uint64_t)((adm - SHAPER_TBIAS) >> 32) + 1 : now) | 1, __ATOMIC_RELAXED);
+	return ready;
+}
+
+/*
  * Charge @add (bytes times cpb) to the admission bucket: ts = max(ts, now -
  * burst) + add, in one compare-and-swap when the bucket is shared.
  */
@@ -236,6 +267,7 @@ tenant_adm_charge(struct shaper_tenant *t, shaper_u128 add, shaper_u128 tnow)
 		nv = (old > floor ? old : floor) + inc;
 	while (!__atomic_compare_exchange_n(&s->ts, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	t->adm_ts = shared_to_fp(s, nv);
+	shared_account(s, t->shared_id, add / t->cpb);
 }
 
 /*

@@ -22,12 +22,17 @@ lcore_rx_packets(const struct dp_lcore *lc)
 	return n;
 }
 
-/* One lcore: "lcore", "rx" ([port name, queue] pairs; telemetry arrays hold one type: the queue as a string), "rx_packets". */
+/*
+ * One lcore: "lcore", "rx" and "rx_packets".  Telemetry (DPDK 22.11) nests no
+ * arrays of arrays in a dictionary and holds one type per array, so each
+ * [port name, queue] pair of the exit summary is the string "NAME:QUEUE"
+ * here (the queue after the last colon).
+ */
 static int
 tel_lcore(struct rte_tel_data *d, const struct dp_lcore *lc)
 {
 	struct rte_tel_data *cd = rte_tel_data_alloc(), *rx = rte_tel_data_alloc();
-	char key[16], q[8];
+	char key[16], pair[RTE_TEL_MAX_STRING_LEN];
 
 	if (!cd || !rx) {
 		rte_tel_data_free(cd);
@@ -36,18 +41,10 @@ tel_lcore(struct rte_tel_data *d, const struct dp_lcore *lc)
 	}
 	rte_tel_data_start_dict(cd);
 	rte_tel_data_add_dict_u64(cd, "lcore", lc->lcore_id);
-	rte_tel_data_start_array(rx, RTE_TEL_CONTAINER);
+	rte_tel_data_start_array(rx, RTE_TEL_STRING_VAL);
 	for (uint16_t i = 0; i < lc->n_rx; i++) {
-		struct rte_tel_data *pair = rte_tel_data_alloc();
-
-		if (!pair)
-			break;
-		rte_tel_data_start_array(pair, RTE_TEL_STRING_VAL);
-		rte_tel_data_add_array_string(pair, dp.ports[lc->rx[i].port].name);
-		snprintf(q, sizeof(q), "%u", lc->rx[i].queue);
-		rte_tel_data_add_array_string(pair, q);
-		if (rte_tel_data_add_array_container(rx, pair, 0) != 0)
-			rte_tel_data_free(pair);
+		snprintf(pair, sizeof(pair), "%s:%u", dp.ports[lc->rx[i].port].name, lc->rx[i].queue);
+		rte_tel_data_add_array_string(rx, pair);
 	}
 	rte_tel_data_add_dict_container(cd, "rx", rx, 0);
 	rte_tel_data_add_dict_u64(cd, "rx_packets", lcore_rx_packets(lc));

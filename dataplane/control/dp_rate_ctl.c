@@ -19,6 +19,8 @@
 
 #define CC_RING_SIZE 4096
 
+static_assert(DP_MAX_LCORES <= SHAPER_SHARED_MAX, "every lcore shares a tenant bucket");
+
 /*
  * How late the shapers may be served without losing rate.  The shaper's own
  * defaults (a tenant bucket of 10 us at its rate, a connection catching up
@@ -132,7 +134,7 @@ dp_rate_init(const struct dp_rate_opts *o)
 		if (!dp_rate_g.shared)
 			return -1;
 		for (uint32_t t = 0; t < DP_MAX_TENANTS; t++)
-			shaper_shared_init(&dp_rate_g.shared[t], rte_rdtsc());
+			shaper_shared_init(&dp_rate_g.shared[t], rte_rdtsc(), rte_get_tsc_hz());
 	}
 	return 0;
 }
@@ -455,6 +457,7 @@ dp_rate_sync(struct dp_lcore *lc)
 
 			up.shared = tr->cc ? NULL : shb;
 			tp.shared = tr->cc ? shb : NULL;
+			up.shared_id = tp.shared_id = lc->idx;
 			shaper_tenant_config(r->sh, rr->id, &up, now);
 			shaper_tenant_config(r->sh2, rr->id, &tp, now);
 			shaper_conn_attach(r->sh, dp.conn_cap + rr->id, rr->id, 0, now);
