@@ -159,6 +159,17 @@ dp_ports_rxq_total(void)
 	return n;
 }
 
+uint16_t
+dp_port_rxq_of(uint16_t p, uint16_t lcore_idx)
+{
+	const struct dp_lcore *lc = lcore_idx < dp.n_lcores ? &dp.lcores[lcore_idx] : NULL;
+
+	for (uint16_t i = 0; lc && i < lc->n_rx; i++)
+		if (lc->rx[i].port == p)
+			return lc->rx[i].queue;
+	return 0;
+}
+
 uint64_t
 dp_port_rss_hf(uint16_t p)
 {

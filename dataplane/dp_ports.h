@@ -20,6 +20,8 @@ int dp_lcores_assign(void);
 unsigned dp_ports_rxq_total(void);
 /* Configure and start every port: its rx queues, a tx queue per lcore, RSS where offered. */
 int dp_ports_start(uint32_t mbuf_size);
+/* The rx queue of port @p that lcore @lcore_idx polls; 0 when it polls none. */
+uint16_t dp_port_rxq_of(uint16_t p, uint16_t lcore_idx);
 /* The RSS hash functions (RTE_ETH_RSS_*) port @p was started with; 0: none. */
 uint64_t dp_port_rss_hf(uint16_t p);
 
