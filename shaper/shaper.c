@@ -352,6 +352,14 @@ shaper_tenant_config(struct shaper *sh, uint32_t tenant,
 	}
 	t->shared = cpb != 0 ? tp->shared : NULL;
 	t->shared_id = tp->shared_id < SHAPER_SHARED_MAX ? tp->shared_id : 0;
+	if (t->shared != NULL) {
+		uint32_t n = __atomic_load_n(&t->shared->n, __ATOMIC_RELAXED);
+
+		/* The sharers' count: the highest id, plus one. */
+		while (n <= t->shared_id && !__atomic_compare_exchange_n(&t->shared->n, &n, t->shared_id + 1, true,
+									 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+	}
 	if (tp->shared != NULL)
 		shared_config(tp->shared, tnow, cpb, burst);
 	t->rate_bps = tp->rate_bps;

@@ -168,6 +168,7 @@ struct shaper_shared {
 	uint64_t base;		/* The tick ts counts from. */
 	uint64_t late;		/* Ticks past its due time after which a sharer is not waited for. */
 	uint32_t lock;		/* Taken by shaper_tenant_config() only. */
+	uint32_t n;		/* Sharers: the highest shared_id configured, plus one. */
 	struct {
 		uint64_t vt;	/* Bytes admitted (virtual: raised after idle); written by its sharer. */
 		uint64_t due;	/* While it waits for tokens: the tick it looks again; 0: it does not wait. */

@@ -255,7 +255,7 @@ shared_account(struct shaper_shared *s, uint32_t id, uint64_t bytes)
 {
 	uint64_t top = 0, vt = s->by[id].vt;
 
-	for (uint32_t j = 0; j < SHAPER_SHARED_MAX; j++) {
+	for (uint32_t j = 0, n = __atomic_load_n(&s->n, __ATOMIC_RELAXED); j < n; j++) {
 		uint64_t v = __atomic_load_n(&s->by[j].vt, __ATOMIC_RELAXED);
 
 		top = v > top ? v : top;

@@ -231,7 +231,7 @@ tenant_adm_ready(struct shaper_tenant *t, shaper_u128 tnow)
 		return ready;
 	now = (uint64_t)((tnow - SHAPER_TBIAS) >> 32);
 	me = s->by[t->shared_id].vt;
-	for (uint32_t j = 0; ready && j < SHAPER_SHARED_MAX; j++) {
+	for (uint32_t j = 0, n = __atomic_load_n(&s->n, __ATOMIC_RELAXED); ready && j < n; j++) {
 		uint64_t due = __atomic_load_n(&s->by[j].due, __ATOMIC_RELAXED);
 
 		if (j != t->shared_id && due != 0 && now < due + s->late &&
