@@ -48,7 +48,7 @@ enum { REC_TENANT, REC_ATTACH, REC_CAP, REC_REMOVE };
 
 struct rate_rec {
 	uint8_t op;
-	uint16_t port;		/* L's port: its queue 0's lcore resets DCQCN state */
+	uint16_t port;		/* L's port: its queue 0's lcore stands for the owner until one takes the egress half */
 	uint32_t id;		/* state id, or for REC_TENANT the tenant slot */
 	uint32_t tenant;	/* tenant slot; for REC_TENANT the index into tenants[] */
 	uint64_t cap_bps;
@@ -410,14 +410,9 @@ conn_apply(struct dp_lcore *lc, const struct rate_rec *rr, uint64_t now)
 			dp_cc_state(rr->id)->rp.applied_bps = 0;
 		return;
 	}
+	/* Every lcore attaches it.  Its DCQCN state was reset with its state id (dp_ids.c). */
 	shaper_conn_attach(r->sh, rr->id, rr->tenant, rr->cap_bps, now);
 	shaper_conn_attach(r->sh2, rr->id, rr->tenant, 0, now);
-	/* Every lcore attaches it; one resets its DCQCN state, before any frame of it (a new id). */
-	if (r->tenants[rr->tenant].cc && dp.ports[rr->port].lcore_idx == lc->idx) {
-		struct dp_cc_state *cs = dp_cc_state(rr->id);
-
-		memset(cs, 0, sizeof(*cs));
-	}
 }
 
 void
