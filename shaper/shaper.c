@@ -69,55 +69,6 @@ kbps_of(uint64_t bps)
 	return k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
 }
 
-/* Rescale a bucket's virtual time from one rate to another: a debt is kept
- * in bytes, a credit is kept in bytes up to the new burst. */
-static shaper_u128
-ts_rescale(shaper_u128 ts, shaper_u128 now_fp, uint64_t cpb_old, uint64_t cpb_new,
-	uint64_t burst_new)
-{
-	shaper_u128 bytes;
-
-	if (ts > now_fp) {
-		bytes = (ts - now_fp) / cpb_old;
-		return now_fp + bytes * cpb_new;
-	}
-	bytes = (now_fp - ts) / cpb_old;
-	if (bytes > burst_new)
-		bytes = burst_new;
-	return u128_sub_sat(now_fp, bytes * cpb_new);
-}
-
-/*
- * A shared admission bucket takes rate @cpb (0: none): the first shaper to
- * configure it rescales its time as ts_rescale() does (a new rate starts
- * full), the others find it done.
- */
-static void
-shared_config(struct shaper_shared *s, shaper_u128 tnow, uint64_t cpb, uint64_t burst)
-{
-	uint64_t old, nv;
-
-	while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE) != 0)
-		;
-	if (s->cpb != cpb && cpb != 0) {
-		old = __atomic_load_n(&s->ts, __ATOMIC_RELAXED);
-		do
-			nv = shared_from_fp(s, s->cpb == 0 ? tnow - (shaper_u128)burst * cpb :
-					    ts_rescale(shared_to_fp(s, old), tnow, s->cpb, cpb, burst));
-		while (!__atomic_compare_exchange_n(&s->ts, &old, nv, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	}
-	s->cpb = cpb;
-	__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
-}
-
-void
-shaper_shared_init(struct shaper_shared *s, uint64_t now, uint64_t hz)
-{
-	memset(s, 0, sizeof(*s));
-	s->base = now;
-	s->late = hz / 20000;	/* 50 us: lcores look every microsecond or so */
-}
-
 /* Memory layout. */
 
 struct shaper_layout {

@@ -337,4 +337,25 @@ shaper_tenant_queues_clear(struct shaper_tenant *t)
  */
 void shaper_pools_reset(struct shaper *sh);
 
+/* Rescale a bucket's virtual time from one rate to another: a debt is kept
+ * in bytes, a credit is kept in bytes up to the new burst. */
+static inline shaper_u128
+ts_rescale(shaper_u128 ts, shaper_u128 now_fp, uint64_t cpb_old, uint64_t cpb_new,
+	uint64_t burst_new)
+{
+	shaper_u128 bytes;
+
+	if (ts > now_fp) {
+		bytes = (ts - now_fp) / cpb_old;
+		return now_fp + bytes * cpb_new;
+	}
+	bytes = (now_fp - ts) / cpb_old;
+	if (bytes > burst_new)
+		bytes = burst_new;
+	return u128_sub_sat(now_fp, bytes * cpb_new);
+}
+
+/* A shared admission bucket takes a rate (shaper_shared.c). */
+void shared_config(struct shaper_shared *s, shaper_u128 tnow, uint64_t cpb, uint64_t burst);
+
 #endif /* SHAPER_PRIV_H */
