@@ -30,6 +30,7 @@ extern "C" {
 #define CFG_DEFAULT_UDP_PORT 4791
 /* A tenant's "max_qps" when the file does not give one. */
 #define CFG_DEFAULT_MAX_QPS 65536
+#define CFG_MAX_RX_QUEUES 1024 /* ports[].rx_queues at most (DPDK's RTE_MAX_QUEUES_PER_PORT) */
 /* Largest QPN: QPNs are 24-bit. QPN 0 and 1 are reserved (SMI and GSI). */
 #define CFG_QPN_MAX 0xffffffu
 #define CFG_QPN_FIRST 2u
@@ -106,6 +107,7 @@ struct cfg_port {
 	int tenant;             /* index into tenants, -1 for an uplink */
 	/* A tenant port's tags toward its tenant; an uplink's for tenants without their own. */
 	struct cfg_vlan vlan;
+	uint16_t rx_queues;     /* rx queues to poll; 0: one per forwarding lcore, within the device's */
 };
 
 enum cfg_mr_check { CFG_MR_CHECK_OFF, CFG_MR_CHECK_ENFORCE };

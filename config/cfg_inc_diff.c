@@ -44,7 +44,7 @@ port_equal(const struct cfg_port *a, const struct cfg_port *b)
 	       a->has_ip == b->has_ip && (!a->has_ip || cfg_ip_equal(&a->ip, &b->ip)) && !memcmp(a->mac, b->mac, 6) &&
 	       a->has_gateway_mac == b->has_gateway_mac &&
 	       (!a->has_gateway_mac || !memcmp(a->gateway_mac, b->gateway_mac, 6)) && a->tenant == b->tenant &&
-	       vlan_equal(&a->vlan, &b->vlan);
+	       vlan_equal(&a->vlan, &b->vlan) && a->rx_queues == b->rx_queues;
 }
 
 static bool

@@ -26,6 +26,9 @@ static const struct cfg_field port_fields[] = {
 				   .ref = &cfg_ref_tenant),
 	[CFG_P_VLAN] = CFG_FIELD(struct cfg_port, "vlan", CFG_F_OBJECT, CFG_OPTIONAL, vlan,
 				 CFG_HAS(struct cfg_port, vlan.set), CFG_SUB(cfg_vlan_fields)),
+	/* Checked against what the device offers when the switch starts (dataplane/dp_ports.c). */
+	[CFG_P_RX_QUEUES] = CFG_FIELD(struct cfg_port, "rx_queues", CFG_F_UINT, CFG_OPTIONAL, rx_queues,
+				      .min = 1, .max = CFG_MAX_RX_QUEUES),
 };
 
 static const struct cfg_field endpoint_fields[] = {

@@ -9,11 +9,16 @@
  * every lcore has done so.  Control-plane readers (telemetry) and reloads
  * serialise on dp.ctl_lock; the lcores take no lock.  The port map (dp.ports)
  * is fixed for the life of the process.
- * Each port's rx queue is polled by exactly one lcore; each lcore has its own
- * tx queue on every port.  Per-connection dynamic state is split by
- * direction: the egress half is written only by the lcore that polls L's
- * tenant port, the ingress half only by the lcore that polls the uplink the
- * frame arrived on.  Dynamic state lives in slots with stable ids
+ * A port has one or more rx queues (ports[].rx_queues), each polled by
+ * exactly one lcore; each lcore has its own tx queue on every port.  So one
+ * tenant's frames, and one uplink's, may arrive on several lcores.
+ * Per-connection dynamic state is split by direction, and each half has an
+ * owner lcore, recorded on its first frame (dp_dir_state.owner): only the
+ * owner writes the half, its Estats and DCQCN state.  RSS keeps a QP on one
+ * queue, so its owner sees all its frames; a frame of the half that another
+ * lcore receives (a PMD spreading one QP over queues) is checked, renamed
+ * and forwarded against a copy of the half, without writing it, and counted
+ * in conn_foreign (docs/scale-out.md).  Dynamic state lives in slots with stable ids
  * (ovl_conn.state, ovl_tenant.slot) that survive reloads: a connection in
  * both configurations keeps its slot.  Counters are per lcore and summed by readers
  * (telemetry, the exit summary); readers tolerate torn totals.
@@ -42,6 +47,7 @@
 
 #define DP_MAX_PORTS 32
 #define DP_MAX_LCORES 16
+#define DP_MAX_LCORE_RX 128 /* rx queues one lcore polls */
 #define DP_BURST 32
 #define DP_MAX_TENANTS 4096
 #define DP_STATE_CHUNK_SHIFT 12
@@ -151,6 +157,7 @@ struct dp_stats {
 	uint64_t gsi_class_dropped; /* a learning tenant's QP1 frames of another class or form: gsi */
 	uint64_t cm_learn;        /* halves asked of the learner from a REQ or REP delivered */
 	uint64_t gsi_rate_dropped; /* a learning tenant's MADs over its "gsi_pps": gsi */
+	uint64_t conn_foreign;    /* frames of a connection half another lcore owns: its state left alone */
 } __rte_cache_aligned;
 
 /*
@@ -179,7 +186,13 @@ struct dp_dir_state {
 	 * its own half's line): written by the control plane (atomic stores,
 	 * under ctl_lock), loaded atomically by the lcores for every frame.
 	 */
-	uint32_t revoked;
+	uint16_t revoked;
+	/*
+	 * The lcore that writes this half, plus one; 0 until its first frame,
+	 * when the lcore that receives it takes it (compare and swap).  A new
+	 * state id starts at 0 again.
+	 */
+	uint16_t owner;
 	uint64_t pkts, bytes;
 	uint64_t first_seen, last_seen; /* TSC of the first and latest frame attributed; 0: none */
 	struct ovl_req_track req;       /* requests forwarded this way */
@@ -192,8 +205,8 @@ static_assert(sizeof(struct dp_dir_state) == 64, "one cache line per half");
 #define DP_REVOKED_POLICY 2u  /* a reload's ACL came to deny it entirely */
 
 struct dp_conn_state {
-	struct dp_dir_state egress;   /* written by the lcore polling L's port */
-	struct dp_dir_state ingress;  /* written by the lcore polling the uplink */
+	struct dp_dir_state egress;   /* written by the lcore that owns it (dp_dir_state.owner) */
+	struct dp_dir_state ingress;  /* written by the lcore that owns it (dp_dir_state.owner) */
 } __rte_cache_aligned;
 
 /*
@@ -216,7 +229,8 @@ struct dp_cc_state {
 
 struct dp_port {
 	uint16_t port_id;     /* ethdev id */
-	uint16_t lcore_idx;   /* which forwarding lcore polls it */
+	uint16_t lcore_idx;   /* which forwarding lcore polls its queue 0 */
+	uint16_t n_rxq;       /* rx queues polled (ports[].rx_queues) */
 	bool uplink;
 	char *name;           /* copies: configurations come and go */
 	char *device;
@@ -295,7 +309,11 @@ struct dp_lcore {
 	unsigned lcore_id;
 	uint16_t idx;                     /* also its tx queue on every port */
 	uint16_t n_rx;
-	uint16_t rx_ports[DP_MAX_PORTS];  /* port indices (configuration order) */
+	struct dp_rxq {
+		uint16_t port;            /* port index (configuration order) */
+		uint16_t queue;           /* its rx queue */
+		uint64_t pkts;            /* frames received on it; read by telemetry */
+	} rx[DP_MAX_LCORE_RX];
 	struct rte_eth_dev_tx_buffer *txb[DP_MAX_PORTS];
 	const struct ovl *ovl;            /* the overlay of this loop iteration */
 	struct dp_stats stats;
@@ -308,6 +326,7 @@ struct dp_lcore {
 	volatile uint64_t naks_done;      /* NAK requests taken off nak_ring */
 	struct dp_rate_lcore rate;
 	struct dp_hold hold;              /* frames of learning tenants waiting (dp_learn.h) */
+	struct dp_dir_state foreign_half; /* a copy of a half another lcore owns, for one frame (dp_s3_decide.h) */
 };
 
 /* The process-wide state. */
@@ -394,6 +413,32 @@ dp_ovl_publish(struct ovl *o)
 	__atomic_store_n(&dp.ovl, o, __ATOMIC_RELEASE);
 }
 
+/*
+ * May lcore @idx write half @s?  Takes the half on its first frame.  False:
+ * another lcore owns it (the frame must leave the half alone).
+ */
+static inline bool
+dp_half_own(struct dp_dir_state *s, uint16_t idx)
+{
+	uint16_t o = __atomic_load_n(&s->owner, __ATOMIC_RELAXED), me = (uint16_t)(idx + 1);
+
+	if (likely(o == me))
+		return true;
+	return o == 0 && __atomic_compare_exchange_n(&s->owner, &o, me, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/*
+ * The lcore that owns half @s, or @fallback (an lcore that polls the half's
+ * port) while none has taken it.
+ */
+static inline uint16_t
+dp_half_owner(const struct dp_dir_state *s, uint16_t fallback)
+{
+	uint16_t o = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+
+	return o ? (uint16_t)(o - 1) : fallback;
+}
+
 /* Only for connections of a tenant with DCQCN on: their chunks exist. */
 static inline struct dp_cc_state *
 dp_cc_state(uint32_t id)
@@ -467,6 +512,11 @@ void dp_tenant_stats_sum(uint32_t tenant, struct dp_tenant_stats *sum);
 
 /* Telemetry commands under /roce/. */
 int dp_telemetry_init(void);
+/* @name as a telemetry key into @buf: characters other than letters, digits and '/' become '_'. */
+const char *dp_tel_key(const char *name, char *buf, size_t len);
+/* /roce/lcores (control/dp_lcores_tel.c), and the exit summary's "lcores" member to @f. */
+int dp_lcores_telemetry_init(void);
+void dp_lcores_summary(FILE *f);
 
 /* The JSON stats summary, to @f. */
 void dp_summary_write(FILE *f, const char *extra_json);

@@ -16,9 +16,15 @@
  * no more than its item pool has room for, so nothing is lost between the two
  * (a lossless link, as PFC makes it); what the shapers release leaves at once.
  *
- * Ownership.  A connection is paced by the lcore that polls L's port (its
- * shaper connection id is its stable state id), a tenant's ports are polled
- * by one lcore, so a tenant's bucket lives in one shaper.  UD frames of a
+ * Ownership.  Every lcore's shaper knows every connection (its shaper
+ * connection id is its stable state id) and paces the frames that lcore
+ * received.  RSS keeps a QP on one queue, so one lcore paces it; its
+ * reaction point runs on the lcore that owns the connection's egress half
+ * (dp.h), and only that lcore's shaper applies the DCQCN rate.  A tenant's
+ * frames may arrive on several lcores: with more than one lcore its bucket is
+ * shared by their shapers (struct shaper_shared), so that its cap holds
+ * over all of them; queues, backpressure and the watchdog stay per lcore.
+ * UD frames of a
  * tenant share one shaper connection (id conn_cap + tenant slot): the tenant
  * bucket applies to them, QP caps do not.
  *
@@ -107,6 +113,7 @@ dp_rate_port_blocked(struct dp_lcore *lc, uint32_t slot, uint64_t now)
 struct dp_shape_note {
 	struct shaper_pkt sp;
 	bool shaped;          /* its tenant is shaped: it goes through the shaper */
+	bool foreign;         /* another lcore owns its connection's egress half and reaction point */
 	uint8_t l3, mf;
 	uint16_t tenant;      /* tenant slot */
 };

@@ -25,12 +25,14 @@ struct dp_mbuf_meta {
 #define MF_V6 1u	/* IPv6: the ECN bits sit in the traffic class */
 #define MF_CP 2u	/* the congestion point may mark it (DCQCN, not hairpin) */
 #define MF_CC 4u	/* stage 1 of a DCQCN tenant: stage 2 follows */
+#define MF_FOREIGN 8u	/* another lcore runs its connection's reaction point: leave it alone */
 
 /* Set at start-up (dp_rate_init), read by everyone. */
 struct dp_rate_globals {
 	int meta_off;
 	uint64_t gen;		/* of the latest change list */
 	uint64_t ns_mul;	/* TSC to ns: (tsc * ns_mul) >> 32 */
+	struct shaper_shared *shared; /* [DP_MAX_TENANTS] by slot: tenant buckets of several lcores; NULL: one lcore */
 };
 
 extern struct dp_rate_globals dp_rate_g;
@@ -110,7 +112,11 @@ rp_ready(struct dp_cc_state *cs, const struct dp_tenant_rate *tr)
 	}
 }
 
-/* Give the shaper the reaction point's rate when it changed; none while unlimited. */
+/*
+ * Give the shaper the reaction point's rate when it changed; none while
+ * unlimited.  Only the lcore that owns the connection's egress half runs
+ * its reaction point, so only its shaper paces it at the DCQCN rate.
+ */
 static inline void
 rp_apply(struct dp_rate_lcore *r, struct dp_cc_state *cs, uint32_t id, uint64_t now)
 {
@@ -128,7 +134,8 @@ conn_drained(struct dp_rate_lcore *r, uint32_t id)
 {
 	shaper_conn_detach(r->sh, id);
 	shaper_conn_detach(r->sh2, id);
-	__atomic_store_n(&dp_conn_state(id)->egress.draining, 0, __ATOMIC_RELEASE);
+	/* One lcore fewer holds it (dp_rate_ctl.c's conn_remove() counted them all). */
+	__atomic_fetch_sub(&dp_conn_state(id)->egress.draining, 1, __ATOMIC_RELEASE);
 }
 
 static inline bool

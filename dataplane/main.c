@@ -38,6 +38,7 @@
 #include "dp_estats.h"
 #include "dp_metrics.h"
 #include "dp_offload.h"
+#include "dp_ports.h"
 #include "dp_rate.h"
 
 static struct {
@@ -56,9 +57,6 @@ static struct {
 	uint32_t learn_hold_ms, learn_rate;
 } opts = { .mbuf_size = 9216, .rate = { .max_conns = 65536, .queue_mbufs = 2048 }, .learn_hold_ms = 500,
 	   .learn_rate = 1000 };
-
-#define RX_DESC 1024
-#define TX_DESC 1024
 
 static void
 on_signal(int sig)
@@ -309,7 +307,6 @@ net_crc32(const void *buf, uint32_t len)
 	return rte_net_crc_calc(buf, len, RTE_NET_CRC32_ETH);
 }
 
-/* Match the configuration's devices to the ports EAL probed, both ways. */
 /*
  * The long-run CRC (full ICRCs: CNPs, NAKs, frames with IPv4 options):
  * rte_net_crc's AVX-512 (VPCLMULQDQ) path where the CPU has it, chosen at
@@ -333,144 +330,6 @@ crc_select(void)
 	wide = wide && (raised || was >= RTE_VECT_SIMD_512);
 	roce_crc32_set_impl(net_crc32, wide ? "rte_net_crc (AVX-512)" : "rte_net_crc (SSE4.2)");
 	fprintf(stderr, "dpdk-roce-vswitch: full ICRC by %s\n", roce_crc32_impl_name());
-}
-
-static int
-ports_map(void)
-{
-	const struct cfg *c = dp.cfg;
-	uint16_t pid;
-	int bad = 0;
-
-	if (c->n_ports > DP_MAX_PORTS) {
-		fprintf(stderr, "%s: ports: at most %d ports\n", c->path, DP_MAX_PORTS);
-		return -1;
-	}
-	memset(dp.port_index, 0xff, sizeof(dp.port_index));
-	for (uint32_t i = 0; i < c->n_ports; i++) {
-		struct dp_port *p = &dp.ports[i];
-
-		p->name = strdup(c->ports[i].name);
-		p->device = strdup(c->ports[i].device);
-		p->uplink = c->ports[i].role == CFG_ROLE_UPLINK;
-		if (rte_eth_dev_get_port_by_name(p->device, &pid) != 0) {
-			fprintf(stderr, "%s: ports[%u].device: no such EAL device \"%s\" (give it with --vdev or -a)\n",
-				c->path, i, p->device);
-			bad = 1;
-			continue;
-		}
-		p->port_id = pid;
-		dp.port_index[pid] = (uint16_t)i;
-	}
-	RTE_ETH_FOREACH_DEV(pid) {
-		char name[RTE_ETH_NAME_MAX_LEN];
-
-		if (dp.port_index[pid] != 0xffff)
-			continue;
-		rte_eth_dev_get_name_by_port(pid, name);
-		fprintf(stderr, "%s: EAL device \"%s\" (port %u) is not named in the configuration\n",
-			c->path, name, pid);
-		bad = 1;
-	}
-	dp.n_ports = (uint16_t)c->n_ports;
-	return bad ? -1 : 0;
-}
-
-static int
-lcores_assign(void)
-{
-	unsigned id;
-
-	RTE_LCORE_FOREACH_WORKER(id) {
-		if (dp.n_lcores == DP_MAX_LCORES)
-			break;
-		dp.lcores[dp.n_lcores].lcore_id = id;
-		dp.lcores[dp.n_lcores].idx = dp.n_lcores;
-		dp.n_lcores++;
-	}
-	if (dp.n_lcores == 0) {
-		/* One lcore: the main lcore forwards and keeps house. */
-		dp.lcores[0].lcore_id = rte_get_main_lcore();
-		dp.lcores[0].idx = 0;
-		dp.n_lcores = 1;
-	}
-	/*
-	 * Each port's rx queue belongs to one lcore: a tenant's ports to the
-	 * same one (its rate is shaped there), uplinks round robin.
-	 */
-	for (uint16_t p = 0, up = 0; p < dp.n_ports; p++) {
-		const struct cfg_port *cp = &dp.cfg->ports[p];
-		struct dp_lcore *lc = &dp.lcores[(cp->role == CFG_ROLE_UPLINK ? up++ : (unsigned)cp->tenant) %
-						 dp.n_lcores];
-
-		dp.ports[p].lcore_idx = lc->idx;
-		lc->rx_ports[lc->n_rx++] = p;
-	}
-	for (uint16_t l = 0; l < dp.n_lcores; l++) {
-		dp.lcores[l].tenant_stats = rte_zmalloc("tenant_stats",
-			sizeof(struct dp_tenant_stats) * DP_MAX_TENANTS, RTE_CACHE_LINE_SIZE);
-		if (!dp.lcores[l].tenant_stats)
-			return -1;
-	}
-	/* Readers of the overlay, for the grace period of a reload: the lcores and the exporter. */
-	size_t sz = rte_rcu_qsbr_get_memsize(dp.n_lcores + 1);
-
-	dp.qsv = rte_zmalloc("rcu", sz, RTE_CACHE_LINE_SIZE);
-	if (!dp.qsv || rte_rcu_qsbr_init(dp.qsv, dp.n_lcores + 1) != 0)
-		return -1;
-	dp.qs_exporter = rte_rcu_qsbr_thread_register(dp.qsv, dp.n_lcores) == 0;
-	return 0;
-}
-
-static int
-ports_start(void)
-{
-	for (uint16_t i = 0; i < dp.n_ports; i++) {
-		uint16_t pid = dp.ports[i].port_id;
-		struct rte_eth_conf conf = { 0 };
-		struct rte_eth_dev_info info;
-		uint16_t rxd = RX_DESC, txd = TX_DESC;
-		int rc;
-
-		rc = rte_eth_dev_info_get(pid, &info);
-		/*
-		 * Frames as large as the mbufs take, with two VLAN tags, within
-		 * what the device receives.  Its L2 overhead is reckoned as
-		 * rte_eth_dev_configure() does (virtio adds its header: 30).
-		 */
-		uint32_t overhead = info.max_mtu != UINT16_MAX && info.max_rx_pktlen > info.max_mtu ?
-				    info.max_rx_pktlen - info.max_mtu : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
-
-		if (dp_xdp_port_prepare(pid, dp.ports[i].name) < 0)
-			return -1;
-		conf.rxmode.mtu = RTE_MIN(RTE_MIN((uint32_t)info.max_mtu, info.max_rx_pktlen - overhead),
-					  opts.mbuf_size - RTE_MAX(overhead, (uint32_t)(RTE_ETHER_HDR_LEN +
-											   2 * RTE_VLAN_HLEN)));
-		if (rc == 0 && info.max_tx_queues < dp.n_lcores) {
-			fprintf(stderr, "port %s: %u tx queues needed, device offers %u\n", dp.ports[i].name,
-				dp.n_lcores, info.max_tx_queues);
-			return -1;
-		}
-		rc = rte_eth_dev_configure(pid, 1, dp.n_lcores, &conf);
-		if (rc == 0)
-			rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &rxd, &txd);
-		if (rc == 0)
-			rc = rte_eth_rx_queue_setup(pid, 0, rxd, rte_eth_dev_socket_id(pid), NULL, dp.pool);
-		for (uint16_t q = 0; rc == 0 && q < dp.n_lcores; q++)
-			rc = rte_eth_tx_queue_setup(pid, q, txd, rte_eth_dev_socket_id(pid), NULL);
-		if (rc == 0)
-			rc = rte_eth_dev_start(pid);
-		if (rc != 0) {
-			fprintf(stderr, "port %s (%s): start failed: %s\n", dp.ports[i].name, dp.ports[i].device,
-				rte_strerror(-rc));
-			return -1;
-		}
-		/* Tenants address the virtual gateway and remote hosts any MAC. */
-		rte_eth_promiscuous_enable(pid);
-		if (dp_xdp_port_start(pid, dp.ovl) < 0)
-			return -1;
-	}
-	return 0;
 }
 
 static bool
@@ -564,7 +423,7 @@ main(int argc, char **argv)
 
 	crc_select();
 
-	if (ports_map() < 0 || lcores_assign() < 0)
+	if (dp_ports_map() < 0 || dp_lcores_assign() < 0)
 		goto fail_eal;
 	if (dp_rate_init(&opts.rate) < 0) {
 		fprintf(stderr, "shapers for %u connections and %u frames per lcore: %s\n", opts.rate.max_conns,
@@ -577,7 +436,7 @@ main(int argc, char **argv)
 	}
 
 	/* Enough mbufs for every ring, every lcore cache and every tx buffer. */
-	unsigned n_mbufs = dp.n_ports * (RX_DESC + TX_DESC * dp.n_lcores + DP_BURST * dp.n_lcores) +
+	unsigned n_mbufs = dp_ports_rxq_total() * DP_RX_DESC + dp.n_ports * (DP_TX_DESC + DP_BURST) * dp.n_lcores +
 			   dp.n_lcores * (512 + 2 * opts.rate.queue_mbufs + DP_HOLD_FRAMES) + 1024;
 
 	n_mbufs = RTE_MAX(n_mbufs, 4096u);
@@ -597,7 +456,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "mbuf pool of %u x %u bytes: %s\n", n_mbufs, opts.mbuf_size, rte_strerror(rte_errno));
 		goto fail_eal;
 	}
-	if (ports_start() < 0)
+	if (dp_ports_start(opts.mbuf_size) < 0)
 		goto fail_ports;
 	rte_pdump_init();
 	if (dp_telemetry_init() < 0 || dp_xdp_telemetry_init() < 0)

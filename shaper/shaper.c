@@ -69,24 +69,6 @@ kbps_of(uint64_t bps)
 	return k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
 }
 
-/* Rescale a bucket's virtual time from one rate to another: a debt is kept
- * in bytes, a credit is kept in bytes up to the new burst. */
-static shaper_u128
-ts_rescale(shaper_u128 ts, shaper_u128 now_fp, uint64_t cpb_old, uint64_t cpb_new,
-	uint64_t burst_new)
-{
-	shaper_u128 bytes;
-
-	if (ts > now_fp) {
-		bytes = (ts - now_fp) / cpb_old;
-		return now_fp + bytes * cpb_new;
-	}
-	bytes = (now_fp - ts) / cpb_old;
-	if (bytes > burst_new)
-		bytes = burst_new;
-	return u128_sub_sat(now_fp, bytes * cpb_new);
-}
-
 /* Memory layout. */
 
 struct shaper_layout {
@@ -319,6 +301,18 @@ shaper_tenant_config(struct shaper *sh, uint32_t tenant,
 			t->tx_ts = ts_rescale(t->tx_ts, tnow, t->cpb, cpb, burst);
 		}
 	}
+	t->shared = cpb != 0 ? tp->shared : NULL;
+	t->shared_id = tp->shared_id < SHAPER_SHARED_MAX ? tp->shared_id : 0;
+	if (t->shared != NULL) {
+		uint32_t n = __atomic_load_n(&t->shared->n, __ATOMIC_RELAXED);
+
+		/* The sharers' count: the highest id, plus one. */
+		while (n <= t->shared_id && !__atomic_compare_exchange_n(&t->shared->n, &n, t->shared_id + 1, true,
+									 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+	}
+	if (tp->shared != NULL)
+		shared_config(tp->shared, tnow, cpb, burst);
 	t->rate_bps = tp->rate_bps;
 	t->cpb = cpb;
 	t->burst_bytes = burst;
@@ -451,8 +445,7 @@ shaper_charge(struct shaper *sh, uint32_t tenant, uint64_t bytes, uint64_t now)
 	t = &sh->tenants[tenant];
 	t->charged += bytes;
 	if (t->cpb != 0)
-		t->adm_ts = u128_max(t->adm_ts, tnow - t->burst_fp) +
-			(shaper_u128)bytes * t->cpb;
+		tenant_adm_charge(t, (shaper_u128)bytes * t->cpb, tnow);
 }
 
 bool
@@ -487,12 +480,15 @@ shaper_tenant_stats(const struct shaper *sh, uint32_t tenant, uint64_t now,
 	e = shaper_ewma_fold(sh, t, now, &valid);
 	st->achieved_bps = valid && e > 0 ? (uint64_t)(e + 0.5) : 0;
 	if (t->cpb != 0) {
-		if (t->adm_ts <= tnow) {
-			shaper_u128 b = (tnow - t->adm_ts) / t->cpb;
+		shaper_u128 adm = t->shared ? shared_to_fp(t->shared, __atomic_load_n(&t->shared->ts,
+						__ATOMIC_RELAXED)) : t->adm_ts;
+
+		if (adm <= tnow) {
+			shaper_u128 b = (tnow - adm) / t->cpb;
 
 			st->tokens = b > t->burst_bytes ? (int64_t)t->burst_bytes : (int64_t)b;
 		} else {
-			st->tokens = -(int64_t)((t->adm_ts - tnow) / t->cpb);
+			st->tokens = -(int64_t)((adm - tnow) / t->cpb);
 		}
 	}
 	st->queued_bytes = t->qbytes;

@@ -132,7 +132,51 @@ struct shaper_tenant_params {
 	uint64_t burst_bytes;	/* Bucket depth [max(fair_quantum, 10 us at rate)]. */
 	uint64_t qlimit_bytes;	/* Backpressure threshold [4 MiB]. */
 	uint64_t qlimit_hard_bytes; /* New messages refused above this [2 x qlimit]. */
+	/* The admission bucket to use instead of the shaper's own; NULL: its own. */
+	struct shaper_shared *shared;
+	uint32_t shared_id;	/* This shaper among those sharing it, below SHAPER_SHARED_MAX. */
 };
+
+/*
+ * An admission bucket shared by several shapers (one per lcore) that serve
+ * the same tenant, so that the tenant's cap holds over all of them: its
+ * virtual time is advanced with a compare-and-swap by whichever shaper
+ * admits a message, and read by all before they admit.  Each shaper keeps
+ * its own transmission bucket (at the same rate), queues, fair share and
+ * backpressure.  The shapers must run on the same clock (`hz`, `now`).  The
+ * time is kept in 1/256 tick from shaper_shared_init()'s `now`, for 2^56
+ * ticks (277 days at 3 GHz); a charge is rounded up to the next 1/256 tick.
+ * Rate changes: shaper_tenant_config() of the first shaper to take a new
+ * rate rescales the shared time; the others find it done.
+ *
+ * Fairness among the sharers: whoever finds tokens first takes them, so a
+ * shaper that serves its queues a little later than another would starve.
+ * Each sharer therefore counts what it admitted (`vt`, in bytes) and, while
+ * it waits for tokens, when it will look again (`due`: when the bucket
+ * refills, or at once when it left the tokens to another); a sharer more
+ * than SHAPER_SHARED_QUANTUM ahead of a waiting one leaves the tokens to it,
+ * unless that one is `late` ticks past its due time (its lcore does not run:
+ * it must not stall the others).  A sharer back from idle starts at most two
+ * quanta behind the one furthest ahead.
+ */
+#define SHAPER_SHARED_MAX	16
+#define SHAPER_SHARED_QUANTUM	65536u
+
+struct shaper_shared {
+	uint64_t ts;		/* Admission virtual time (see above). */
+	uint64_t cpb;		/* The rate ts is scaled for (ticks per byte, 32.32); 0: none yet. */
+	uint64_t base;		/* The tick ts counts from. */
+	uint64_t late;		/* Ticks past its due time after which a sharer is not waited for. */
+	uint32_t lock;		/* Taken by shaper_tenant_config() only. */
+	uint32_t n;		/* Sharers: the highest shared_id configured, plus one. */
+	struct {
+		uint64_t vt;	/* Bytes admitted (virtual: raised after idle); written by its sharer. */
+		uint64_t due;	/* While it waits for tokens: the tick it looks again; 0: it does not wait. */
+	} __attribute__((aligned(64))) by[SHAPER_SHARED_MAX];
+} __attribute__((aligned(64)));
+
+/* Set up @s, empty, for shapers whose clock reads @now and ticks @hz a second. */
+void shaper_shared_init(struct shaper_shared *s, uint64_t now, uint64_t hz);
 
 /* A tenant's telemetry (/roce/tenants). */
 struct shaper_tenant_stats {

@@ -216,7 +216,7 @@ tenant_serve(struct shaper *sh, struct shaper_tenant *t, uint64_t now,
 			r = SERVE_STAY;
 			break;
 		}
-		if (t->fq_map != 0 && (!capped || t->adm_ts <= tnow)) {
+		if (t->fq_map != 0 && (!capped || tenant_adm_ready(t, tnow))) {
 			ci = fair_pop(sh, t);
 			if (ci != SHAPER_NIL)
 				conn_admit(sh, t, ci, tnow);

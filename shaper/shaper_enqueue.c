@@ -161,7 +161,7 @@ shaper_send_now(struct shaper *sh, const struct shaper_pkt *pkt, uint64_t now,
 	if (t->cpb != 0) {
 		/* Nothing of the tenant waits: no fair share or order to keep. */
 		if (t->qbytes != 0 || t->fq_map != 0 || t->run_head != SHAPER_NIL ||
-		    t->tx_ts > tnow || (!prepaid && t->adm_ts > tnow))
+		    t->tx_ts > tnow || (!prepaid && !tenant_adm_ready(t, tnow)))
 			return false;
 	} else if (!prepaid && t->fq_map != 0) {
 		/* shaper_enqueue() would leave it to the calendar. */

@@ -120,7 +120,9 @@ struct shaper_tenant {
 	uint64_t qlimit_hard;
 
 	/* Buckets as virtual times (32.32 ticks). */
-	shaper_u128 adm_ts;	/* Admission: charged per message. */
+	shaper_u128 adm_ts;	/* Admission: charged per message (a copy of shared's, if any). */
+	struct shaper_shared *shared; /* The admission bucket, when shared (shaper.h); NULL: adm_ts. */
+	uint32_t shared_id;	/* Ours among its sharers. */
 	shaper_u128 tx_ts;	/* Transmission: charged per packet sent. */
 
 	/* Connections whose admitted head is due, in round robin. */
@@ -216,6 +218,54 @@ struct shaper {
 #define SHAPER_TNOW(ticks)	(SHAPER_FP(ticks) + SHAPER_TBIAS)
 /* Small helpers. */
 
+/*
+ * The shared admission bucket's time (shaper.h, struct shaper_shared): 1/256
+ * tick from SHAPER_SHARED_OFF ticks before its base, so that a full bucket
+ * at the base (now - burst) is representable.
+ */
+#define SHAPER_SHARED_OFF	((uint64_t)1 << 40)
+#define SHAPER_SHARED_SHIFT	24	/* 32.32 to 56.8 */
+
+static inline shaper_u128
+shared_origin(const struct shaper_shared *s)
+{
+	return SHAPER_TNOW(s->base) - SHAPER_FP(SHAPER_SHARED_OFF);
+}
+
+static inline uint64_t
+shared_from_fp(const struct shaper_shared *s, shaper_u128 v)
+{
+	shaper_u128 o = shared_origin(s);
+
+	return v > o ? (uint64_t)((v - o) >> SHAPER_SHARED_SHIFT) : 0;
+}
+
+static inline shaper_u128
+shared_to_fp(const struct shaper_shared *s, uint64_t v)
+{
+	return ((shaper_u128)v << SHAPER_SHARED_SHIFT) + shared_origin(s);
+}
+
+/*
+ * Sharer @id admitted @bytes: it no longer waits, and its count goes on
+ * from at most two quanta behind the sharer furthest ahead (after idle).
+ */
+static inline void
+shared_account(struct shaper_shared *s, uint32_t id, uint64_t bytes)
+{
+	uint64_t top = 0, vt = s->by[id].vt;
+
+	for (uint32_t j = 0, n = __atomic_load_n(&s->n, __ATOMIC_RELAXED); j < n; j++) {
+		uint64_t v = __atomic_load_n(&s->by[j].vt, __ATOMIC_RELAXED);
+
+		top = v > top ? v : top;
+	}
+	if (vt + 2 * SHAPER_SHARED_QUANTUM < top)
+		vt = top - 2 * SHAPER_SHARED_QUANTUM;
+	__atomic_store_n(&s->by[id].vt, vt + bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->by[id].due, 0, __ATOMIC_RELAXED);
+}
+
 static inline shaper_u128
 u128_max(shaper_u128 a, shaper_u128 b)
 {
@@ -286,5 +336,26 @@ shaper_tenant_queues_clear(struct shaper_tenant *t)
  * empty (shaper_flush.c): the pools as shaper_init() leaves them.
  */
 void shaper_pools_reset(struct shaper *sh);
+
+/* Rescale a bucket's virtual time from one rate to another: a debt is kept
+ * in bytes, a credit is kept in bytes up to the new burst. */
+static inline shaper_u128
+ts_rescale(shaper_u128 ts, shaper_u128 now_fp, uint64_t cpb_old, uint64_t cpb_new,
+	uint64_t burst_new)
+{
+	shaper_u128 bytes;
+
+	if (ts > now_fp) {
+		bytes = (ts - now_fp) / cpb_old;
+		return now_fp + bytes * cpb_new;
+	}
+	bytes = (now_fp - ts) / cpb_old;
+	if (bytes > burst_new)
+		bytes = burst_new;
+	return u128_sub_sat(now_fp, bytes * cpb_new);
+}
+
+/* A shared admission bucket takes a rate (shaper_shared.c). */
+void shared_config(struct shaper_shared *s, shaper_u128 tnow, uint64_t cpb, uint64_t burst);
 
 #endif /* SHAPER_PRIV_H */

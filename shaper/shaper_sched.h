@@ -205,6 +205,71 @@ item_prepaid(struct shaper_conn *c, struct shaper_item *it)
 	return true;
 }
 
+/* The tenant's admission time: the shared bucket's, if it has one (taken into adm_ts). */
+static inline shaper_u128
+tenant_adm(struct shaper_tenant *t)
+{
+	if (t->shared != NULL)
+		t->adm_ts = shared_to_fp(t->shared, __atomic_load_n(&t->shared->ts, __ATOMIC_RELAXED));
+	return t->adm_ts;
+}
+
+/*
+ * May the tenant admit now?  Its bucket has tokens and, when shared, no
+ * other sharer that waits for them is a quantum behind this one (shaper.h).
+ * A refusal notes that this sharer waits.
+ */
+static inline bool
+tenant_adm_ready(struct shaper_tenant *t, shaper_u128 tnow)
+{
+	struct shaper_shared *s = t->shared;
+	shaper_u128 adm = tenant_adm(t);
+	bool ready = adm <= tnow;
+	uint64_t now, me;
+
+	if (s == NULL)
+		return ready;
+	now = (uint64_t)((tnow - SHAPER_TBIAS) >> 32);
+	me = s->by[t->shared_id].vt;
+	for (uint32_t j = 0, n = __atomic_load_n(&s->n, __ATOMIC_RELAXED); ready && j < n; j++) {
+		uint64_t due = __atomic_load_n(&s->by[j].due, __ATOMIC_RELAXED);
+
+		if (j != t->shared_id && due != 0 && now < due + s->late &&
+		    __atomic_load_n(&s->by[j].vt, __ATOMIC_RELAXED) + SHAPER_SHARED_QUANTUM < me)
+			ready = false;
+	}
+	/* Waiting: when this sharer looks again (the bucket's refill, or its next dequeue). */
+	if (!ready)
+		__atomic_store_n(&s->by[t->shared_id].due,
+				 (adm > tnow ? (uint64_t)((adm - SHAPER_TBIAS) >> 32) + 1 : now) | 1, __ATOMIC_RELAXED);
+	return ready;
+}
+
+/*
+ * Charge @add (bytes times cpb) to the admission bucket: ts = max(ts, now -
+ * burst) + add, in one compare-and-swap when the bucket is shared.
+ */
+static inline void
+tenant_adm_charge(struct shaper_tenant *t, shaper_u128 add, shaper_u128 tnow)
+{
+	struct shaper_shared *s = t->shared;
+	uint64_t floor, inc, old, nv;
+
+	if (s == NULL) {
+		t->adm_ts = u128_max(t->adm_ts, tnow - t->burst_fp) + add;
+		return;
+	}
+	floor = shared_from_fp(s, tnow - t->burst_fp);
+	/* Rounded up: a shared bucket never admits more than its rate. */
+	inc = (uint64_t)((add + (((shaper_u128)1 << SHAPER_SHARED_SHIFT) - 1)) >> SHAPER_SHARED_SHIFT);
+	old = __atomic_load_n(&s->ts, __ATOMIC_RELAXED);
+	do
+		nv = (old > floor ? old : floor) + inc;
+	while (!__atomic_compare_exchange_n(&s->ts, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	t->adm_ts = shared_to_fp(s, nv);
+	shared_account(s, t->shared_id, add / t->cpb);
+}
+
 /*
  * Charge a unit that needs it to the tenant's admission bucket and the
  * connection's virtual finish time: the whole message (`charge`) at a first
@@ -225,8 +290,7 @@ unit_charge(struct shaper_tenant *t, struct shaper_conn *c, uint16_t flags,
 			t->fq_window = charge < (16u << 20) ? charge : 16u << 20;
 	}
 	if (t->cpb != 0)
-		t->adm_ts = u128_max(t->adm_ts, tnow - t->burst_fp) +
-			(shaper_u128)charge * t->cpb;
+		tenant_adm_charge(t, (shaper_u128)charge * t->cpb, tnow);
 	c->vfinish += charge;
 	t->charged += charge;
 }

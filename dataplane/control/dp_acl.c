@@ -134,7 +134,9 @@ nak_request(const struct ovl *o, const struct ovl_conn *c, bool to_l)
 	r->spec.opcode = ovl_nak_opcode(c->l_type);
 	r->out_port = rw->port;
 	r->vlan = ovl_vlan_of(o, c->tenant, rw->port);
-	lc = &dp.lcores[dp.ports[to_l ? c->l_port : c->egress.port].lcore_idx];
+	/* The lcore that owns the half the requests were forwarded on (dp.h), else one polling the port. */
+	lc = &dp.lcores[dp_half_owner(to_l ? &dp_conn_state(c->state)->egress : &dp_conn_state(c->state)->ingress,
+				      dp.ports[to_l ? c->l_port : c->egress.port].lcore_idx)];
 	if (!lc->nak_ring) {
 		free(r);
 		return 0;

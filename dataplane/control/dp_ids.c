@@ -45,6 +45,9 @@ dp_state_alloc(void)
 		id = dp.n_states++;
 	}
 	memset(dp_conn_state(id), 0, sizeof(struct dp_conn_state));
+	/* Its DCQCN state starts afresh too, before any lcore can see the id (chunks allocated later are zeroed). */
+	if (dp.cc_chunks[id >> DP_STATE_CHUNK_SHIFT])
+		memset(dp_cc_state(id), 0, sizeof(struct dp_cc_state));
 	return id;
 }
 

@@ -38,6 +38,7 @@
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include "dp_offload_int.h"
+#include "dp_ports.h"
 
 const char *const side_names[SIDES] = { "egress", "ingress" };
 
@@ -256,6 +257,10 @@ side_install(const struct ovl *o, const struct ovl_conn *c, struct ofl_conn *oc,
 
 	if (side_spec(o, c, side, &base) < 0)
 		return;
+	/* QUEUE keeps the flow on the queue of the lcore that owns its half (dp.h). */
+	base.queue = dp_port_rxq_of(base.port_idx, dp_half_owner(side == SIDE_TENANT ?
+				    &dp_conn_state(c->state)->egress : &dp_conn_state(c->state)->ingress,
+				    dp.ports[base.port_idx].lcore_idx));
 	caps = ofl.ports[base.port_idx].caps;
 	if (oc->deny) {
 		kinds[n] = DP_OFL_DROP, cands[n++] = CAP(DROP) | (caps & CAP(COUNT));

@@ -162,6 +162,7 @@ struct rule_spec {
 	uint32_t dqpn;
 	uint32_t actions;           /* CAP bits */
 	uint32_t mark;
+	uint16_t queue;             /* QUEUE: the rx queue its owner lcore polls (dp_port_rxq_of()) */
 	/* forward only */
 	bool transfer;
 	uint8_t src_mac[6];         /* matched */

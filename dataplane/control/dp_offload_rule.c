@@ -111,8 +111,8 @@ ofl_rule_build(struct rule *r, const struct rule_spec *s)
 		r->actions[na++] = (struct rte_flow_action){ .type = RTE_FLOW_ACTION_TYPE_MARK, .conf = &r->mark };
 	}
 	if (s->actions & CAP(QUEUE)) {
-		/* Each port has one rx queue, polled by the lcore that owns the port. */
-		r->queue.index = 0;
+		/* The queue polled by the lcore that owns the connection's half. */
+		r->queue.index = s->queue;
 		r->actions[na++] = (struct rte_flow_action){ .type = RTE_FLOW_ACTION_TYPE_QUEUE,
 							     .conf = &r->queue };
 	}
@@ -196,7 +196,7 @@ ofl_rule_testpmd(const struct rule_spec *s, char *buf, size_t len)
 	if (s->actions & CAP(MARK))
 		OUT("mark id %u / ", s->mark);
 	if (s->actions & CAP(QUEUE))
-		OUT("queue index 0 / ");
+		OUT("queue index %u / ", s->queue);
 	if (s->actions & CAP(COUNT))
 		OUT("count / ");
 	if (s->actions & CAP(AGE))

@@ -19,6 +19,8 @@
 
 #define CC_RING_SIZE 4096
 
+static_assert(DP_MAX_LCORES <= SHAPER_SHARED_MAX, "every lcore shares a tenant bucket");
+
 /*
  * How late the shapers may be served without losing rate.  The shaper's own
  * defaults (a tenant bucket of 10 us at its rate, a connection catching up
@@ -46,7 +48,7 @@ enum { REC_TENANT, REC_ATTACH, REC_CAP, REC_REMOVE };
 
 struct rate_rec {
 	uint8_t op;
-	uint16_t port;		/* L's port: which lcore paces the connection */
+	uint16_t port;		/* L's port: its queue 0's lcore stands for the owner until one takes the egress half */
 	uint32_t id;		/* state id, or for REC_TENANT the tenant slot */
 	uint32_t tenant;	/* tenant slot; for REC_TENANT the index into tenants[] */
 	uint64_t cap_bps;
@@ -122,6 +124,18 @@ dp_rate_init(const struct dp_rate_opts *o)
 		if (!r->sh || !r->sh2 || !r->tenants || !r->timers || !r->ud_np || !r->cc_ring)
 			return -1;
 	}
+	/*
+	 * Several lcores: a tenant's frames may arrive on any of them, so its
+	 * bucket is shared by their shapers (docs/scale-out.md).
+	 */
+	if (dp.n_lcores > 1) {
+		dp_rate_g.shared = rte_zmalloc("shared_buckets", sizeof(*dp_rate_g.shared) * DP_MAX_TENANTS,
+					       RTE_CACHE_LINE_SIZE);
+		if (!dp_rate_g.shared)
+			return -1;
+		for (uint32_t t = 0; t < DP_MAX_TENANTS; t++)
+			shaper_shared_init(&dp_rate_g.shared[t], rte_rdtsc(), rte_get_tsc_hz());
+	}
 	return 0;
 }
 
@@ -167,6 +181,8 @@ dp_rate_fini(void)
 	}
 	sync_free(dp.sync);
 	dp.sync = NULL;
+	rte_free(dp_rate_g.shared);
+	dp_rate_g.shared = NULL;
 	for (uint32_t i = 0; i < DP_STATE_CHUNKS; i++) {
 		rte_free(dp.cc_chunks[i]);
 		dp.cc_chunks[i] = NULL;
@@ -276,7 +292,8 @@ conn_attach(struct dp_rate_sync *s, uint32_t *cap, const struct ovl *o, const st
 static int
 conn_remove(struct dp_rate_sync *s, uint32_t *cap, const struct ovl_conn *c)
 {
-	__atomic_store_n(&dp_conn_state(c->state)->egress.draining, 1, __ATOMIC_RELAXED);
+	/* Every lcore's shaper may hold its frames: each lets go of it once its own queue is empty. */
+	__atomic_store_n(&dp_conn_state(c->state)->egress.draining, (uint8_t)dp.n_lcores, __ATOMIC_RELAXED);
 	return rec_push(s, cap, (struct rate_rec){ .op = REC_REMOVE, .port = c->l_port, .id = c->state });
 }
 
@@ -389,17 +406,14 @@ conn_apply(struct dp_lcore *lc, const struct rate_rec *rr, uint64_t now)
 		/* DCQCN turned off: the reaction point's rate no longer applies. */
 		if (!r->tenants[rr->tenant].cc && st.cc_bps)
 			shaper_conn_set_rate(r->sh, rr->id, 0, now);
-		else if (r->tenants[rr->tenant].cc && !st.cc_bps)
+		else if (r->tenants[rr->tenant].cc && !st.cc_bps &&
+			 dp_half_owner(&dp_conn_state(rr->id)->egress, dp.ports[rr->port].lcore_idx) == lc->idx)
 			dp_cc_state(rr->id)->rp.applied_bps = 0;
 		return;
 	}
+	/* Every lcore attaches it.  Its DCQCN state was reset with its state id (dp_ids.c). */
 	shaper_conn_attach(r->sh, rr->id, rr->tenant, rr->cap_bps, now);
 	shaper_conn_attach(r->sh2, rr->id, rr->tenant, 0, now);
-	if (r->tenants[rr->tenant].cc) {
-		struct dp_cc_state *cs = dp_cc_state(rr->id);
-
-		memset(cs, 0, sizeof(*cs));
-	}
 }
 
 void
@@ -443,6 +457,12 @@ dp_rate_sync(struct dp_lcore *lc)
 			r->cc_any |= tr->cc;
 			/* With DCQCN the bucket is stage 2's; stage 1 only paces and backpressures. */
 			up.rate_bps = tr->cc ? 0 : tp.rate_bps;
+			/* The bucket is shared by every lcore's shaper when there are several (dp_rate_init). */
+			struct shaper_shared *shb = dp_rate_g.shared && tp.rate_bps ? &dp_rate_g.shared[rr->id] : NULL;
+
+			up.shared = tr->cc ? NULL : shb;
+			tp.shared = tr->cc ? shb : NULL;
+			up.shared_id = tp.shared_id = lc->idx;
 			shaper_tenant_config(r->sh, rr->id, &up, now);
 			shaper_tenant_config(r->sh2, rr->id, &tp, now);
 			shaper_conn_attach(r->sh, dp.conn_cap + rr->id, rr->id, 0, now);
@@ -450,12 +470,10 @@ dp_rate_sync(struct dp_lcore *lc)
 			break;
 		}
 		case REC_ATTACH:
-			if (dp.ports[rr->port].lcore_idx == lc->idx)
-				conn_apply(lc, rr, now);
+			/* Its frames may arrive on any lcore: every shaper knows it. */
+			conn_apply(lc, rr, now);
 			break;
 		case REC_REMOVE:
-			if (dp.ports[rr->port].lcore_idx != lc->idx)
-				break;
 			if (conn_empty(r, rr->id))
 				conn_drained(r, rr->id);
 			else
@@ -467,92 +485,4 @@ dp_rate_sync(struct dp_lcore *lc)
 	for (uint32_t t = 0; t < DP_MAX_TENANTS; t++)
 		r->n_shaped += r->tenants[t].shaped;
 	__atomic_store_n(&r->sync_gen, s->gen, __ATOMIC_RELEASE);
-}
-/* ---- Telemetry ---- */
-
-void
-dp_rate_tenant_stats(const struct ovl *o, uint32_t t, struct shaper_tenant_stats *st, uint64_t *cp_queued)
-{
-	uint32_t slot = o->tenants[t].slot;
-	const struct dp_rate_lcore *r = NULL;
-	uint64_t now = rte_rdtsc();
-	struct shaper_tenant_stats b;
-
-	memset(st, 0, sizeof(*st));
-	*cp_queued = 0;
-	/* A tenant's ports are polled by one lcore: its shapers hold the tenant. */
-	for (uint16_t p = 0; p < o->n_ports && !r; p++)
-		if (!o->ports[p].uplink && o->ports[p].tenant == t)
-			r = &dp.lcores[dp.ports[p].lcore_idx].rate;
-	if (!r || !r->sh)
-		return;
-	shaper_tenant_stats(r->sh, slot, now, st);
-	if (!r->tenants[slot].cc)
-		return;
-	/* With DCQCN the bucket, its rate and what left are stage 2's; queues add up. */
-	shaper_tenant_stats(r->sh2, slot, now, &b);
-	st->rate_bps = b.rate_bps;
-	st->burst_bytes = b.burst_bytes;
-	st->achieved_bps = b.achieved_bps;
-	st->tokens = b.tokens;
-	*cp_queued = b.queued_bytes;
-	st->queued_bytes += b.queued_bytes;
-	st->full |= b.full;
-	st->deq_pkts = b.deq_pkts;
-	st->deq_bytes = b.deq_bytes;
-	st->charged_bytes = b.charged_bytes;
-	for (int d = 0; d < SHAPER_DROP_MAX; d++) {
-		st->drop_pkts[d] += b.drop_pkts[d];
-		st->drop_msgs[d] += b.drop_msgs[d];
-	}
-}
-
-bool
-dp_rate_conn_stats(const struct ovl *o, uint32_t ci, struct shaper_conn_stats *st)
-{
-	const struct ovl_conn *c = &o->conns[ci];
-	const struct dp_rate_lcore *r = &dp.lcores[dp.ports[c->l_port].lcore_idx].rate;
-	struct shaper_conn_stats b;
-
-	memset(st, 0, sizeof(*st));
-	if (!r->sh || c->state >= dp.conn_cap)
-		return false;
-	shaper_conn_stats(r->sh, c->state, st);
-	shaper_conn_stats(r->sh2, c->state, &b);
-	st->queued_bytes += b.queued_bytes;
-	st->queued_items += b.queued_items;
-	return true;
-}
-
-bool
-dp_cc_conn_snapshot(const struct ovl *o, uint32_t ci, struct dp_cc_snapshot *snap)
-{
-	const struct ovl_conn *c = &o->conns[ci];
-	const struct dp_rate_lcore *r = &dp.lcores[dp.ports[c->l_port].lcore_idx].rate;
-	const struct dp_tenant_rate *tr;
-	const struct dp_cc_state *cs;
-	struct dcqcn_rp rp;
-
-	memset(snap, 0, sizeof(*snap));
-	if (!r->sh || c->state >= dp.conn_cap || !dp.cc_chunks[c->state >> DP_STATE_CHUNK_SHIFT])
-		return false;
-	tr = &r->tenants[o->tenants[c->tenant].slot];
-	if (!tr->cc)
-		return false;
-	cs = dp_cc_state(c->state);
-	/* A copy, brought to now: the lcore evaluates its timers lazily. */
-	rp = cs->rp.rp;
-	if (cs->rp.ready)
-		dcqcn_rp_advance(&rp, &tr->prof, tsc_ns(rte_rdtsc()));
-	else
-		dcqcn_rp_init(&rp, &tr->prof);
-	snap->limited = rp.active;
-	snap->rate_bps = dcqcn_rp_rate(&rp);
-	snap->target_bps = dcqcn_rp_target(&rp);
-	snap->alpha = dcqcn_rp_alpha(&rp);
-	snap->stage = dcqcn_rp_stage(&rp, &tr->prof);
-	snap->ctr = cs->rp.ctr;
-	snap->ctr.np_ecn_marked_roce_packets += cs->np.ctr.np_ecn_marked_roce_packets;
-	snap->ctr.np_cnp_sent += cs->np.ctr.np_cnp_sent;
-	return true;
 }

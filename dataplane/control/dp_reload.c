@@ -104,6 +104,10 @@ ports_changed(const struct cfg *old, const struct cfg *c, struct dp_reload_repor
 			report_error(rep, "%s: ports[%u].role: cannot change while the switch runs", c->path, i);
 			bad = true;
 		}
+		if (old->ports[i].rx_queues != c->ports[i].rx_queues) {
+			report_error(rep, "%s: ports[%u].rx_queues: cannot change while the switch runs", c->path, i);
+			bad = true;
+		}
 	}
 	return bad;
 }

@@ -29,8 +29,8 @@ ip_text(const uint8_t *b, uint8_t ver, char *buf, size_t len)
  * port and tenant names are keyed with the rest replaced by '_' and keep
  * their real name in a "name" field.
  */
-static const char *
-tel_key(const char *name, char *buf, size_t len)
+const char *
+dp_tel_key(const char *name, char *buf, size_t len)
 {
 	size_t i;
 
@@ -81,6 +81,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "cnp_sent", s.cnp_sent);
 	rte_tel_data_add_dict_u64(d, "cnp_consumed", s.cnp_consumed);
 	rte_tel_data_add_dict_u64(d, "ce_cleared", s.ce_cleared);
+	rte_tel_data_add_dict_u64(d, "conn_foreign", s.conn_foreign);
 	rte_tel_data_add_dict_u64(d, "dropped", drops_total(&s));
 	for (uint16_t p = 0; p < dp.n_ports; p++) {
 		struct rte_tel_data *pd = rte_tel_data_alloc();
@@ -94,7 +95,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(pd, "rx_bytes", s.rx_bytes[p]);
 		rte_tel_data_add_dict_u64(pd, "tx_packets", s.tx_pkts[p]);
 		rte_tel_data_add_dict_u64(pd, "tx_bytes", s.tx_bytes[p]);
-		if (rte_tel_data_add_dict_container(d, tel_key(dp.ports[p].name, key, sizeof(key)), pd, 0))
+		if (rte_tel_data_add_dict_container(d, dp_tel_key(dp.ports[p].name, key, sizeof(key)), pd, 0))
 			rte_tel_data_free(pd);
 	}
 	return 0;
@@ -242,7 +243,7 @@ tenants_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(td, "dropped", s.drops);
 		if (shaping_add(o, t, td) < 0)
 			return -ENOMEM;
-		if (rte_tel_data_add_dict_container(d, tel_key(o->tenants[t].name, key, sizeof(key)), td, 0))
+		if (rte_tel_data_add_dict_container(d, dp_tel_key(o->tenants[t].name, key, sizeof(key)), td, 0))
 			rte_tel_data_free(td);
 	}
 	return 0;
@@ -488,7 +489,7 @@ dcqcn_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(td, "connections", conns);
 		rte_tel_data_add_dict_u64(td, "rate_limited_connections", limited);
 		rte_tel_data_add_dict_u64(td, "min_rate_bps", min_rate);
-		if (rte_tel_data_add_dict_container(d, tel_key(o->tenants[t].name, key, sizeof(key)), td, 0))
+		if (rte_tel_data_add_dict_container(d, dp_tel_key(o->tenants[t].name, key, sizeof(key)), td, 0))
 			rte_tel_data_free(td);
 	}
 	return 0;
@@ -581,6 +582,7 @@ dp_telemetry_init(void)
 	rc |= rte_telemetry_register_cmd("/roce/stages", tel_stages,
 					 "TSC cycles per frame of each stage of the path (--stage-cycles). No parameters.");
 	rc |= dp_acl_telemetry_init();
+	rc |= dp_lcores_telemetry_init();
 	rc |= rte_telemetry_register_cmd("/roce/reload", tel_reload,
 					 "Re-read the configuration, or load another. Parameter: optional path.");
 	return rc ? -1 : 0;
@@ -625,7 +627,8 @@ dp_summary_write(FILE *f, const char *extra_json)
 			t ? ", " : "", o->tenants[t].name, ts.egress_pkts, ts.egress_bytes, ts.ingress_pkts,
 			ts.ingress_bytes, ts.drops, o->tenants[t].n_qps, o->tenants[t].max_qps);
 	}
-	fprintf(f, "}");
+	fprintf(f, "}, \"conn_foreign\": %lu, ", s.conn_foreign);
+	dp_lcores_summary(f);
 	double per_pkt[DP_STAGE_MAX];
 	uint64_t bursts, pkts;
 

@@ -123,7 +123,8 @@ dp_cc_ingress(struct dp_lcore *lc, const struct ovl *o, uint32_t ci, uint8_t *da
 	if (!tr->cc || c->half)
 		return false;
 	if (pkt->opcode == ROCE_OP_CNP) {
-		uint16_t owner = dp.ports[c->l_port].lcore_idx;
+		/* The reaction point runs where the connection's egress half is owned. */
+		uint16_t owner = dp_half_owner(&dp_conn_state(c->state)->egress, dp.ports[c->l_port].lcore_idx);
 
 		if (owner == lc->idx)
 			dp_cc_rp_cnp(lc, slot, c->state);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The forwarding loop of one lcore: for each of its ports, an rx burst
+ * The forwarding loop of one lcore: for each of its rx queues, an rx burst
  * through the stages of dp_path.h, then the buffers that hold a burst sent;
  * between polls, the NAKs and the frames the shapers release; on a 100 us
  * TSC deadline, the rest of the tx buffers.  See DESIGN.md "Packet paths"
@@ -40,8 +40,9 @@ burst_stages(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq, uint64_
 }
 
 static __rte_always_inline void
-burst_run(struct dp_lcore *lc, uint16_t port, struct dp_txq *tq, uint64_t now, const bool timed)
+burst_run(struct dp_lcore *lc, struct dp_rxq *rxq, struct dp_txq *tq, uint64_t now, const bool timed)
 {
+	const uint16_t port = rxq->port;
 	struct rte_mbuf *pkts[DP_BURST];
 	struct dp_burst b;
 	uint64_t t[DP_STAGE_MAX + 1], bytes = 0;
@@ -49,7 +50,7 @@ burst_run(struct dp_lcore *lc, uint16_t port, struct dp_txq *tq, uint64_t now, c
 
 	if (timed)
 		t[0] = rte_rdtsc();
-	nb = rte_eth_rx_burst(dp.ports[port].port_id, 0, pkts, DP_BURST);
+	nb = rte_eth_rx_burst(dp.ports[port].port_id, rxq->queue, pkts, DP_BURST);
 	if (nb == 0)
 		return;
 	/* Estats times a burst after its rx: a stall before it must not shorten a sample. */
@@ -66,6 +67,7 @@ burst_run(struct dp_lcore *lc, uint16_t port, struct dp_txq *tq, uint64_t now, c
 		bytes += pkts[k]->pkt_len;
 	}
 	lc->stats.rx_pkts[port] += nb;
+	rxq->pkts += nb;
 	lc->stats.rx_bytes[port] += bytes;
 	if (timed)
 		t[DP_STAGE_RX + 1] = rte_rdtsc();
@@ -142,7 +144,8 @@ dp_lcore_main(void *arg)
 		if (unlikely(lc->hold.n_conns))
 			hold_release(lc, tq);
 		for (uint16_t i = 0; i < lc->n_rx; i++) {
-			uint16_t p = lc->rx_ports[i];
+			struct dp_rxq *rxq = &lc->rx[i];
+			uint16_t p = rxq->port;
 
 			/* Backpressure: a tenant whose queues are full is not polled. */
 			if (!dp.ports[p].uplink && lc->rate.sh &&
@@ -152,9 +155,9 @@ dp_lcore_main(void *arg)
 			}
 			if (unlikely(prof_every) && ++prof_tick >= prof_every) {
 				prof_tick = 0;
-				burst_run(lc, p, tq, now, true);
+				burst_run(lc, rxq, tq, now, true);
 			} else {
-				burst_run(lc, p, tq, now, false);
+				burst_run(lc, rxq, tq, now, false);
 			}
 		}
 		if (unlikely(lc->rate.n_cnp))

@@ -135,6 +135,9 @@ dp_nak_refusal(struct dp_lcore *lc, const struct dp_burst *b, const struct dp_pk
 	/* A learned half has no rewrite back to the requester (it knows no requester's QPN). */
 	if ((c->l_type != CFG_QP_RC && !cfg_qp_is_xrc(c->l_type)) || c->half)
 		return NULL;
+	/* Another lcore owns the half and its NAK state (dp_s3_decide.h): the refusal stays silent. */
+	if (p->foreign)
+		return NULL;
 	/*
 	 * One NAK until the requester sends a request that is forwarded: its
 	 * QP is in error once it has the NAK, and what it sent meanwhile needs

@@ -45,6 +45,7 @@ struct dp_pkt {
 	uint8_t done;             /* s3 finished it (UD, a CNP consumed): s4 skips it */
 	uint8_t xl;               /* s3 found keys to translate in s4: DP_XL_* (dp_decide.h) */
 	uint8_t mark;             /* s2: an rte_flow MARK named the connection */
+	uint8_t foreign;          /* s3: another lcore owns its connection half: s3-s5 leave the half alone */
 	uint32_t mr_rkey;         /* ... to this R_Key */
 	uint64_t mr_va;           /* ... and this address */
 	uint32_t inv_rkey;        /* an IETH's R_Key, translated */

@@ -8,6 +8,24 @@
 #include "dp_path.h"
 #include "dp_rewrite.h"
 
+/*
+ * Half @s of the connection of @p, to decide on: @s itself when this lcore
+ * owns it (or takes it now, on its first frame); else a copy, so that the
+ * frame is checked against the owner's state without writing it (a PMD
+ * that spreads one QP over queues), and p->foreign tells the later stages
+ * to leave the half, its Estats and DCQCN state alone.  Counted.
+ */
+static __rte_always_inline struct dp_dir_state *
+half_for(struct dp_lcore *lc, struct dp_dir_state *s, struct dp_pkt *p)
+{
+	if (likely(dp_half_own(s, lc->idx)))
+		return s;
+	p->foreign = 1;
+	lc->stats.conn_foreign++;
+	lc->foreign_half = *s;
+	return &lc->foreign_half;
+}
+
 /* The first packet of a request message: its decisions, kept on half @s. */
 static __rte_always_inline enum dp_drop
 msg_decide(const struct ovl *o, const struct ovl_conn *c, struct dp_dir_state *s, struct dp_pkt *p,
@@ -47,6 +65,8 @@ dp_decide_egress(struct dp_lcore *lc, const struct ovl *o, const struct dp_burst
 	unsigned alen = ip_addr_len(&p->pkt);
 	enum dp_drop verdict;
 
+	p->foreign = 0;
+
 	if (unlikely(c->l_port != b->in_port || !dp_addr_eq(ip_src(p->data, &p->pkt), c->l_vip, alen) ||
 		     !dp_mac_eq(p->data + 6, c->l_mac))) {
 		p->drop = DP_DROP_SPOOFED_SOURCE;
@@ -56,6 +76,7 @@ dp_decide_egress(struct dp_lcore *lc, const struct ovl *o, const struct dp_burst
 		p->drop = DP_DROP_TYPE_MISMATCH;
 		return;
 	}
+	s = half_for(lc, s, p);
 	dp_acl_seen(s, lc->now);
 	verdict = dp_acl_conn_check(c, s);
 	if (unlikely(cfg_qp_is_xrc(c->l_type)) && verdict == DP_DROP_NONE)
@@ -81,6 +102,7 @@ dp_decide_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p)
 	struct dp_dir_state *s = &dp_conn_state(c->state)->ingress;
 	enum dp_drop verdict;
 
+	p->foreign = 0;
 	p->tslot = o->tenants[c->tenant].slot;
 	/*
 	 * Only R's host speaks for R, and a local R never speaks through the
@@ -95,6 +117,7 @@ dp_decide_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p)
 		p->drop = DP_DROP_TYPE_MISMATCH;
 		return;
 	}
+	s = half_for(lc, s, p);
 	dp_acl_seen(s, lc->now);
 	verdict = dp_acl_conn_check(c, s);
 	if (unlikely(verdict != DP_DROP_NONE)) {
@@ -102,9 +125,15 @@ dp_decide_ingress(struct dp_lcore *lc, const struct ovl *o, struct dp_pkt *p)
 		return;
 	}
 	/* Estats: the CE mark and the CNP, before DCQCN clears or consumes them. */
-	dp_estats_ingress_marks(c->state, p->data, &p->pkt);
-	/* DCQCN: CE marks answered with CNPs, CNPs taken by the reaction point. */
-	if (unlikely(lc->rate.cc_any) && dp_cc_ingress(lc, o, ci, p->data, &p->pkt)) {
+	if (likely(!p->foreign))
+		dp_estats_ingress_marks(c->state, p->data, &p->pkt);
+	/*
+	 * DCQCN: CE marks answered with CNPs, CNPs taken by the reaction point
+	 * (on its own lcore).  The notification point's state is the owner's:
+	 * elsewhere a CE mark reaches the tenant, whose RNIC answers it.
+	 */
+	if (unlikely(lc->rate.cc_any) && (!p->foreign || p->pkt.opcode == ROCE_OP_CNP) &&
+	    dp_cc_ingress(lc, o, ci, p->data, &p->pkt)) {
 		s->pkts++;
 		s->bytes += p->pkt.frame_len;
 		p->out = DP_PORT_NONE;

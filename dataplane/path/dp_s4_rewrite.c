@@ -95,15 +95,18 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 			p->drop = DP_DROP_TX_FAILED;
 			continue;
 		}
-		/* A request forwarded: a later refusal gets its NAK again (dp_nak.c). */
-		if (unlikely(st->egress.nak_sent) && (p->pkt.flags & ROCE_OPF_REQ))
-			st->egress.nak_sent = 0;
-		/* Answers to L's requests come back on the ingress half, or on R's own connection for a hairpin. */
-		dp_acl_track(&st->egress, likely(!c->hairpin) ? &st->ingress : dp_acl_answers_to_l(o, c),
-			     &p->pkt, p->data);
-		if (likely(!c->hairpin))
-			dp_estats_egress_frame(c->state, p->data, &p->pkt, lc->rx_tsc);
-		run_add(&run, &st->egress, len);
+		/* The half's bookkeeping is its owner's (dp_s3_decide.h). */
+		if (likely(!p->foreign)) {
+			/* A request forwarded: a later refusal gets its NAK again (dp_nak.c). */
+			if (unlikely(st->egress.nak_sent) && (p->pkt.flags & ROCE_OPF_REQ))
+				st->egress.nak_sent = 0;
+			/* Answers to L's requests come back on the ingress half, or on R's own connection for a hairpin. */
+			dp_acl_track(&st->egress, likely(!c->hairpin) ? &st->ingress : dp_acl_answers_to_l(o, c),
+				     &p->pkt, p->data);
+			if (likely(!c->hairpin))
+				dp_estats_egress_frame(c->state, p->data, &p->pkt, lc->rx_tsc);
+			run_add(&run, &st->egress, len);
+		}
 		bytes += len;
 		if (c->hairpin) {
 			/* Delivered to the same tenant's other endpoint: ingress too. */
@@ -113,8 +116,10 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 			fwd++;
 		}
 		cnp += p->pkt.opcode == ROCE_OP_CNP;
-		if (shaped)
+		if (shaped) {
 			dp_rate_note(lc, &p->note, c->state, slot, p->data, &p->pkt, c->hairpin);
+			p->note.foreign = p->foreign;
+		}
 		p->out = c->egress.port;
 	}
 	run_end(&run);
@@ -161,11 +166,13 @@ rewrite_ingress(struct dp_lcore *lc, struct dp_burst *b)
 			p->drop = DP_DROP_TX_FAILED;
 			continue;
 		}
-		if (unlikely(st->ingress.nak_sent) && (p->pkt.flags & ROCE_OPF_REQ))
-			st->ingress.nak_sent = 0;
-		dp_acl_track(&st->ingress, &st->egress, &p->pkt, p->data);
-		dp_estats_ingress_frame(c->state, p->data, &p->pkt, lc->rx_tsc);
-		run_add(&run, &st->ingress, len);
+		if (likely(!p->foreign)) {
+			if (unlikely(st->ingress.nak_sent) && (p->pkt.flags & ROCE_OPF_REQ))
+				st->ingress.nak_sent = 0;
+			dp_acl_track(&st->ingress, &st->egress, &p->pkt, p->data);
+			dp_estats_ingress_frame(c->state, p->data, &p->pkt, lc->rx_tsc);
+			run_add(&run, &st->ingress, len);
+		}
 		if (p->tslot != t_slot) {
 			if (t_pkts) {
 				lc->tenant_stats[t_slot].ingress_pkts += t_pkts;

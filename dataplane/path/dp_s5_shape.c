@@ -72,7 +72,8 @@ cp_mark(struct dp_lcore *lc, const struct shaper_out *so, struct rte_mbuf *m, co
 	uint8_t *l3 = rte_pktmbuf_mtod(m, uint8_t *) + mm->l3_off;
 	bool v6 = mm->flags & MF_V6;
 	uint8_t ecn = ecn_get(l3, v6), now;
-	struct dcqcn_counters *ctr = so->conn < dp.conn_cap ? &dp_cc_state(so->conn)->rp.ctr : NULL;
+	struct dcqcn_counters *ctr = so->conn < dp.conn_cap && !(mm->flags & MF_FOREIGN) ?
+				     &dp_cc_state(so->conn)->rp.ctr : NULL;
 
 	if (ecn != DCQCN_ECN_ECT0 && ecn != DCQCN_ECN_ECT1)
 		return;
@@ -99,7 +100,7 @@ stage2_enqueue(struct dp_lcore *lc, const struct shaper_out *so, struct rte_mbuf
 	struct shaper_out now_out;
 	enum shaper_verdict v;
 
-	if (so->conn < dp.conn_cap && tr->cc) {
+	if (so->conn < dp.conn_cap && tr->cc && !(mm->flags & MF_FOREIGN)) {
 		struct dp_cc_state *cs = dp_cc_state(so->conn);
 
 		rp_ready(cs, tr);
@@ -147,7 +148,7 @@ dp_rate_enqueue(struct dp_lcore *lc, const struct dp_shape_note *n, struct rte_m
 	mm->out_port = out_port;
 	mm->tenant = n->tenant;
 	mm->l3_off = n->l3;
-	mm->flags = n->mf;
+	mm->flags = (uint8_t)(n->mf | (n->foreign ? MF_FOREIGN : 0));
 	*send_now = false;
 	/* Cut-through: a frame that would leave at once does not queue. */
 	if ((!(mm->flags & MF_CC) || stage2_room(r)) && shaper_send_now(r->sh, &sp, lc->now, &so)) {

@@ -239,7 +239,9 @@ sw_start(const char *cfg_name)
 		p->port_id = pid;
 		p->lcore_idx = 0;
 		dp.port_index[pid] = i;
-		dp.lcores[0].rx_ports[dp.lcores[0].n_rx++] = i;
+		p->n_rxq = 1;
+		dp.lcores[0].rx[dp.lcores[0].n_rx].port = i;
+		dp.lcores[0].rx[dp.lcores[0].n_rx++].queue = 0;
 	}
 	dp.lcores[0].tenant_stats = rte_zmalloc("ts", sizeof(struct dp_tenant_stats) * DP_MAX_TENANTS, 64);
 	dp.qsv = rte_zmalloc("rcu", rte_rcu_qsbr_get_memsize(1), 64);

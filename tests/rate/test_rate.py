@@ -263,15 +263,17 @@ def gbps(bps):
 class Switch:
     """The switch on blue's infinite pcap, for a with-block; .summary, .rc and .err after it."""
 
-    def __init__(self, build, name, cfg_path, pcap, uplink_vdev="net_null0,no-rx=1", args=()):
+    def __init__(self, build, name, cfg_path, pcap, uplink_vdev="net_null0,no-rx=1", args=(), lcores=LCORES):
+        """@pcap: blue's pcap, or a list of them, one per rx queue (tests/mq/test_mq_rate.py)."""
         self.prefix = "rate-%s-%d" % (name, os.getpid())
         self.name = name
-        self.vdevs = [uplink_vdev, "%s,rx_pcap=%s,infinite_rx=1" % (TENANT_PORT, pcap)]
-        self.build, self.cfg_path, self.args = build, cfg_path, args
+        pcaps = pcap if isinstance(pcap, list) else [pcap]
+        self.vdevs = [uplink_vdev, "%s,%s,infinite_rx=1" % (TENANT_PORT, ",".join("rx_pcap=" + x for x in pcaps))]
+        self.build, self.cfg_path, self.args, self.lcores = build, cfg_path, args, lcores
         self.summary = None
 
     def __enter__(self):
-        self.proc = start_switch(self.build, self.prefix, self.vdevs, self.cfg_path, LCORES, self.args)
+        self.proc = start_switch(self.build, self.prefix, self.vdevs, self.cfg_path, self.lcores, self.args)
         if not check(wait_socket(self.prefix, self.proc), "(%s) the switch answers telemetry" % self.name):
             self.__exit__(None, None, None)
             raise RuntimeError("%s: no telemetry" % self.name)
