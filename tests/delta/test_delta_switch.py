@@ -269,8 +269,8 @@ def scrape_during_change(sock, cfg, n_big):
                   held_ms, len(lat), 1e3 * (worst or 0), "" if ans.get("result") == "applied" else ": %s" % ans))
 
 
-def reload_paths(ctl, st):
-    """Reloads of what is not a configuration file: refused at once, whole, valid, quoting nothing."""
+def reload_files():
+    """What reload_paths() asks the switch to load, made in @work: (fifo, secret, big, many)."""
     fifo = os.path.join(work, "fifo")
     os.mkfifo(fifo)
     secret = os.path.join(work, "secret")
@@ -285,6 +285,13 @@ def reload_paths(ctl, st):
                   for i in range(3000)]
     with open(many, "w") as f:
         json.dump(bad, f)
+    return fifo, secret, big, many
+
+
+def reload_paths(ctl, st, files=None):
+    """Reloads of what is not a configuration file (@files, or reload_files()): refused at once, whole, valid,
+    quoting nothing."""
+    fifo, secret, big, many = files or reload_files()
     for path, what in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
                        (work, "is a directory"), (big, "more than the largest file taken"),
                        (secret, "not a JSON object")):
