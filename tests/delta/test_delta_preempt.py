@@ -25,6 +25,7 @@ import argparse
 import ctypes
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -149,6 +150,7 @@ def main():
             sw.kill()
             sw.communicate()
             check(False, "the switch exits on SIGTERM within 20 s")
+        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
     return check.finish(work)
 
 

@@ -32,6 +32,7 @@ import argparse
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -168,6 +169,7 @@ def run(build, work, name, cfg, inputs, lcores, n_tx):
         rc, out, err = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         rc, out, err = -1, e.stdout or "", e.stderr or ""
+    shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
     summary = None
     for line in reversed((out or "").splitlines()):
         if line.startswith("{"):
