@@ -4,7 +4,6 @@
  * Both read the per-lcore counters while the lcores run; totals may be a
  * burst apart, never torn within one 64-bit counter.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,8 @@
 #include "dp.h"
 #include "dp_acl.h"
 #include "dp_rate.h"
+#include "dp_tel_util.h"
+#include "dp_telemetry_cc.h"
 
 static void
 ip_text(const uint8_t *b, uint8_t ver, char *buf, size_t len)
@@ -22,22 +23,6 @@ ip_text(const uint8_t *b, uint8_t ver, char *buf, size_t len)
 
 	memcpy(ip.b, b, ver == 6 ? 16 : 4);
 	cfg_ip_format(&ip, buf, len);
-}
-
-/*
- * Telemetry dictionary keys may hold only letters, digits, '_' and '/';
- * port and tenant names are keyed with the rest replaced by '_' and keep
- * their real name in a "name" field.
- */
-const char *
-dp_tel_key(const char *name, char *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; name[i] && i + 1 < len; i++)
-		buf[i] = (isalnum((unsigned char)name[i]) || name[i] == '/') ? name[i] : '_';
-	buf[i] = 0;
-	return buf;
 }
 
 static uint64_t
@@ -249,30 +234,6 @@ tenants_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-#define TEL_CONN_PAGE 32
-
-/* "[TENANT[,START]]" of the paged commands: 0, or -1 when the name is too long. */
-static int
-page_params(const char *params, char *tenant, size_t len, uint32_t *start)
-{
-	const char *comma;
-	size_t n;
-
-	*tenant = 0;
-	*start = 0;
-	if (!params || !*params)
-		return 0;
-	comma = strchr(params, ',');
-	n = comma ? (size_t)(comma - params) : strlen(params);
-	if (n >= len)
-		return -1;
-	memcpy(tenant, params, n);
-	tenant[n] = 0;
-	if (comma)
-		*start = (uint32_t)strtoul(comma + 1, NULL, 10);
-	return 0;
-}
-
 /* When a connection was first seen, either way: TSC, 0 if never. */
 static uint64_t
 seen_first(const struct dp_conn_state *st)
@@ -292,10 +253,10 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct ovl *o = dp.ovl;
 	char tenant[64] = "";
-	uint32_t start = 0, shown = 0, total = 0, next = 0;
+	struct dp_tel_page pg = { 0 };
 
 	RTE_SET_USED(cmd);
-	if (page_params(params, tenant, sizeof(tenant), &start) < 0)
+	if (dp_tel_page_params(params, tenant, sizeof(tenant), &pg.start) < 0)
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < o->n_conns; i++) {
@@ -306,17 +267,12 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		uint32_t lei, rei;
 		struct rte_tel_data *cd;
 		struct shaper_conn_stats sh;
-		char key[16], ip[64], rule[RTE_TEL_MAX_STRING_LEN], ops[32];
+		char ip[64], rule[RTE_TEL_MAX_STRING_LEN], ops[32];
 
 		if (!ovl_live(c) || (*tenant && strcmp(tenant, o->tenants[c->tenant].name)))
 			continue;
-		if (total++ < start)
+		if (!dp_tel_page_take(&pg))
 			continue;
-		if (shown == TEL_CONN_PAGE) {
-			if (!next)
-				next = total - 1;
-			continue;
-		}
 		cd = rte_tel_data_alloc();
 		if (!cd)
 			return -ENOMEM;
@@ -364,151 +320,12 @@ connections_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 					     ovl_type_ops(c->l_type), ops, sizeof(ops)));
 		rte_tel_data_add_dict_string(cd, "allowed_r_to_l", dp_acl_ops_text(c->acl_allow[OVL_DIR_R2L] &
 					     ovl_type_ops(c->l_type), ops, sizeof(ops)));
-		snprintf(key, sizeof(key), "%u", i);
-		rte_tel_data_add_dict_container(d, key, cd, 0);
-		shown++;
+		dp_tel_page_add(d, i, cd, &pg);
 	}
-	rte_tel_data_add_dict_u64(d, "total", total);
-	rte_tel_data_add_dict_u64(d, "next", next);
+	dp_tel_page_end(d, &pg);
 	return 0;
 }
 
-static void
-cc_counters_add(struct rte_tel_data *d, const struct dcqcn_counters *c)
-{
-	rte_tel_data_add_dict_u64(d, "np_ecn_marked_roce_packets", c->np_ecn_marked_roce_packets);
-	rte_tel_data_add_dict_u64(d, "np_cnp_sent", c->np_cnp_sent);
-	rte_tel_data_add_dict_u64(d, "rp_cnp_handled", c->rp_cnp_handled);
-	rte_tel_data_add_dict_u64(d, "rp_cnp_ignored", c->rp_cnp_ignored);
-	rte_tel_data_add_dict_u64(d, "cp_ecn_marked", c->cp_ecn_marked);
-}
-
-static void
-cc_counters_sum(struct dcqcn_counters *a, const struct dcqcn_counters *b)
-{
-	a->np_ecn_marked_roce_packets += b->np_ecn_marked_roce_packets;
-	a->np_cnp_sent += b->np_cnp_sent;
-	a->rp_cnp_handled += b->rp_cnp_handled;
-	a->rp_cnp_ignored += b->rp_cnp_ignored;
-	a->cp_ecn_marked += b->cp_ecn_marked;
-}
-
-/*
- * The vQPNs of @c's ends; a learned half has its QP's only (its congestion
- * point marks, but without the sender's pqpn no CNP reaches or leaves it).
- */
-static void
-conn_vqpns_add(struct rte_tel_data *cd, const struct ovl *o, const struct ovl_conn *c)
-{
-	if (c->half)
-		rte_tel_data_add_dict_string(cd, "half", ovl_half_name(c->half));
-	if (c->half != OVL_HALF_OUT)
-		rte_tel_data_add_dict_u64(cd, "local_vqpn", o->qps[c->l].vqpn);
-	if (c->half != OVL_HALF_IN)
-		rte_tel_data_add_dict_u64(cd, "remote_vqpn", o->qps[c->r].vqpn);
-}
-
-/*
- * /roce/dcqcn: the settings and, per tenant, the DCQCN counters summed over
- * its connections with the lowest current rate.  /roce/dcqcn,TENANT[,START]:
- * that tenant's connections, 32 a page, each with its counters, rate,
- * target, alpha and next increase stage.
- */
-static int
-dcqcn_locked(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	const struct ovl *o = dp.ovl;
-	const struct cfg *c = dp.cfg;
-	char tenant[64] = "", key[RTE_TEL_MAX_STRING_LEN], buf[32];
-	uint32_t start = 0, shown = 0, total = 0, next = 0;
-
-	RTE_SET_USED(cmd);
-	if (page_params(params, tenant, sizeof(tenant), &start) < 0)
-		return -EINVAL;
-	rte_tel_data_start_dict(d);
-	if (*tenant) {
-		for (uint32_t i = 0; i < o->n_conns; i++) {
-			struct dp_cc_snapshot sn;
-			struct rte_tel_data *cd;
-
-			if (!ovl_live(&o->conns[i]) || strcmp(tenant, o->tenants[o->conns[i].tenant].name))
-				continue;
-			if (total++ < start)
-				continue;
-			if (shown == TEL_CONN_PAGE) {
-				if (!next)
-					next = total - 1;
-				continue;
-			}
-			if (!dp_cc_conn_snapshot(o, i, &sn) || !(cd = rte_tel_data_alloc()))
-				continue;
-			rte_tel_data_start_dict(cd);
-			conn_vqpns_add(cd, o, &o->conns[i]);
-			cc_counters_add(cd, &sn.ctr);
-			rte_tel_data_add_dict_u64(cd, "rate_limited", sn.limited);
-			rte_tel_data_add_dict_u64(cd, "rate_bps", sn.rate_bps);
-			rte_tel_data_add_dict_u64(cd, "target_bps", sn.target_bps);
-			snprintf(buf, sizeof(buf), "%.6f", (double)sn.alpha / DCQCN_ALPHA_ONE);
-			rte_tel_data_add_dict_string(cd, "alpha", buf);
-			rte_tel_data_add_dict_string(cd, "stage", dcqcn_stage_name(sn.stage));
-			snprintf(key, sizeof(key), "%u", i);
-			rte_tel_data_add_dict_container(d, key, cd, 0);
-			shown++;
-		}
-		rte_tel_data_add_dict_u64(d, "total", total);
-		rte_tel_data_add_dict_u64(d, "next", next);
-		return 0;
-	}
-	rte_tel_data_add_dict_u64(d, "enabled", c->dcqcn.enabled);
-	rte_tel_data_add_dict_string(d, "profile", c->dcqcn.profile);
-	rte_tel_data_add_dict_u64(d, "line_rate_bps", c->dcqcn.line_rate_bps);
-	rte_tel_data_add_dict_string(d, "ce_to_tenant", c->dcqcn.ce_keep ? "keep" : "clear");
-	rte_tel_data_add_dict_u64(d, "cnp_to_tenant", c->dcqcn.cnp_pass);
-	for (uint32_t t = 0; t < o->n_tenants; t++) {
-		struct dcqcn_counters sum = { 0 };
-		uint64_t min_rate = 0, limited = 0, conns = 0;
-		struct rte_tel_data *td = rte_tel_data_alloc();
-
-		if (!td)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < o->n_conns; i++) {
-			struct dp_cc_snapshot sn;
-
-			if (!ovl_live(&o->conns[i]) || o->conns[i].tenant != t || !dp_cc_conn_snapshot(o, i, &sn))
-				continue;
-			conns++;
-			cc_counters_sum(&sum, &sn.ctr);
-			if (sn.limited) {
-				limited++;
-				min_rate = min_rate ? RTE_MIN(min_rate, sn.rate_bps) : sn.rate_bps;
-			}
-		}
-		rte_tel_data_start_dict(td);
-		rte_tel_data_add_dict_string(td, "name", o->tenants[t].name);
-		cc_counters_add(td, &sum);
-		rte_tel_data_add_dict_u64(td, "connections", conns);
-		rte_tel_data_add_dict_u64(td, "rate_limited_connections", limited);
-		rte_tel_data_add_dict_u64(td, "min_rate_bps", min_rate);
-		if (rte_tel_data_add_dict_container(d, dp_tel_key(o->tenants[t].name, key, sizeof(key)), td, 0))
-			rte_tel_data_free(td);
-	}
-	return 0;
-}
-
-/* The overlay and configuration readers hold ctl_lock against a reload. */
-#define TEL_LOCKED(name, fn) \
-static int \
-name(const char *cmd, const char *params, struct rte_tel_data *d) \
-{ \
-	int rc; \
- \
-	pthread_mutex_lock(&dp.ctl_lock); \
-	rc = fn(cmd, params, d); \
-	pthread_mutex_unlock(&dp.ctl_lock); \
-	return rc; \
-}
-
-TEL_LOCKED(tel_dcqcn, dcqcn_locked)
 TEL_LOCKED(tel_tenants, tenants_locked)
 TEL_LOCKED(tel_connections, connections_locked)
 
@@ -577,8 +394,7 @@ dp_telemetry_init(void)
 					 "Per-tenant counters and quota. Parameter: optional tenant name.");
 	rc |= rte_telemetry_register_cmd("/roce/connections", tel_connections,
 					 "Connections, 32 a page. Parameters: [tenant[,start]].");
-	rc |= rte_telemetry_register_cmd("/roce/dcqcn", tel_dcqcn,
-					 "DCQCN settings and counters per tenant. Parameters: [tenant[,start]] for its connections.");
+	rc |= dp_dcqcn_telemetry_init();
 	rc |= rte_telemetry_register_cmd("/roce/stages", tel_stages,
 					 "TSC cycles per frame of each stage of the path (--stage-cycles). No parameters.");
 	rc |= dp_acl_telemetry_init();
