@@ -445,7 +445,7 @@ shaper_charge(struct shaper *sh, uint32_t tenant, uint64_t bytes, uint64_t now)
 	t = &sh->tenants[tenant];
 	t->charged += bytes;
 	if (t->cpb != 0)
-		tenant_adm_charge(t, (shaper_u128)bytes * t->cpb, tnow);
+		tenant_adm_charge(t, bytes, tnow);
 }
 
 bool

@@ -246,13 +246,14 @@ tenant_adm_ready(struct shaper_tenant *t, shaper_u128 tnow)
 }
 
 /*
- * Charge @add (bytes times cpb) to the admission bucket: ts = max(ts, now -
+ * Charge @bytes (times cpb) to the admission bucket: ts = max(ts, now -
  * burst) + add, in one compare-and-swap when the bucket is shared.
  */
 static inline void
-tenant_adm_charge(struct shaper_tenant *t, shaper_u128 add, shaper_u128 tnow)
+tenant_adm_charge(struct shaper_tenant *t, uint64_t bytes, shaper_u128 tnow)
 {
 	struct shaper_shared *s = t->shared;
+	shaper_u128 add = (shaper_u128)bytes * t->cpb;
 	uint64_t floor, inc, old, nv;
 
 	if (s == NULL) {
@@ -267,7 +268,7 @@ tenant_adm_charge(struct shaper_tenant *t, shaper_u128 add, shaper_u128 tnow)
 		nv = (old > floor ? old : floor) + inc;
 	while (!__atomic_compare_exchange_n(&s->ts, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	t->adm_ts = shared_to_fp(s, nv);
-	shared_account(s, t->shared_id, add / t->cpb);
+	shared_account(s, t->shared_id, bytes);
 }
 
 /*
@@ -290,7 +291,7 @@ unit_charge(struct shaper_tenant *t, struct shaper_conn *c, uint16_t flags,
 			t->fq_window = charge < (16u << 20) ? charge : 16u << 20;
 	}
 	if (t->cpb != 0)
-		tenant_adm_charge(t, (shaper_u128)charge * t->cpb, tnow);
+		tenant_adm_charge(t, charge, tnow);
 	c->vfinish += charge;
 	t->charged += charge;
 }
