@@ -211,6 +211,23 @@ cfg_qp_half(const struct cfg_qp *q)
 	return q->has_peer && !q->has_peer_vqpn;
 }
 
+/*
+ * A QP of a learning tenant connects to its peer only when both records name
+ * each other (cfg_qp_names_back()): the learner writes each end when it can,
+ * and an end whose "peer" names a vqpn whose record is absent, or does not
+ * name it back, is a half until then (docs/learning.md, "Pairs").  Any other
+ * tenant's such record is an error.  In a checked configuration a QP is
+ * alone, and runs as a half, when it has a peer vip and no peer record.
+ */
+static inline bool
+cfg_qp_alone(const struct cfg_qp *q)
+{
+	return q->has_peer && q->peer < 0;
+}
+
+/* Does @r, the record that @q names as its peer, name @q back, with the type that goes with @q's? */
+bool cfg_qp_names_back(const struct cfg_qp *q, const struct cfg_qp *r);
+
 enum {
 	CFG_ACC_REMOTE_READ = 1,
 	CFG_ACC_REMOTE_WRITE = 2,

@@ -170,8 +170,14 @@ qp_peer_check(struct cfg_ld *ld, const struct cfg_path *p, uint32_t i)
 	if ((ld->qp_ok[i] & need) != need || !q->has_peer || q->type == CFG_QP_UD)
 		return;
 	ld->dg.rec = i;
-	if (cfg_qp_half(q)) {
-		/* A half has no peer record: it is checked alone and linked to none. */
+	k.tenant = q->tenant;
+	k.vip = &q->peer_vip;
+	k.qpn = q->peer_vqpn;
+	j = cfg_qp_half(q) ? -1 : (long)cfg_htab_lookup(&ld->qp_by_vqpn, hash_tenant_ip(k.tenant, k.vip, k.qpn),
+							qp_vqpn_match, ld, &k);
+	if (cfg_qp_half(q) || (c->tenants[q->tenant].qp_learning && (uint32_t)j != i &&
+			       (j < 0 || !(ld->qp_ok[j] & need) || !cfg_qp_names_back(q, &c->qps[j])))) {
+		/* A half, or a learning tenant's end not named back (cfg_qp_alone()): checked alone, linked to none. */
 		bool src = ep_find(ld, q->tenant, &q->peer_vip) >= 0;
 		const char *field, *why = cfg_half_check(c, q, src, ips, &field);
 
@@ -179,11 +185,6 @@ qp_peer_check(struct cfg_ld *ld, const struct cfg_path *p, uint32_t i)
 			CFG_REC_ERR(ld, &rp, field, "%s", why);
 		return;
 	}
-	k.tenant = q->tenant;
-	k.vip = &q->peer_vip;
-	k.qpn = q->peer_vqpn;
-	j = (long)cfg_htab_lookup(&ld->qp_by_vqpn, hash_tenant_ip(k.tenant, k.vip, k.qpn),
-				  qp_vqpn_match, ld, &k);
 	if (j < 0) {
 		CFG_REC_ERR(ld, &rp, "peer", "no QP %s qp %" PRIu32 " in tenant \"%.64s\"",
 			cfg_ip_str(&q->peer_vip, ips), q->peer_vqpn, c->tenants[q->tenant].name);

@@ -282,14 +282,20 @@ check_peers(struct cfg_dl *d, struct cfg *c, const uint32_t *back, const struct 
 
 		if (!q->has_peer || q->tenant < 0)
 			continue;
-		if (cfg_qp_half(q)) {
-			/* Its source must be an endpoint; a deleted one is reported here, by the half's key. */
-			j = cfg_htab_lookup(ep_idx, cfg_dl_key_hash(k.tenant, k.ip, 0), ep_match, c, &k);
+		j = cfg_qp_half(q) ? -1 : cfg_htab_lookup(qp_idx, cfg_dl_key_hash(k.tenant, k.ip, k.id), qp_match, c, &k);
+		if (cfg_qp_half(q) || (c->tenants[q->tenant].qp_learning && (uint32_t)j != i &&
+				       (j < 0 || !cfg_qp_names_back(q, &c->qps[j])))) {
+			/*
+			 * A half, or a learning tenant's end not named back (cfg_qp_alone()): its source
+			 * must be an endpoint; a deleted one is reported here, by the record's key.
+			 */
+			struct key3 ek = { q->tenant, &q->peer_vip, 0 };
+
+			j = cfg_htab_lookup(ep_idx, cfg_dl_key_hash(ek.tenant, ek.ip, 0), ep_match, c, &ek);
 			if ((why = cfg_half_check(c, q, j >= 0, ips, &field)))
 				cfg_dl_rec_err(d, CFG_DK_QPS, back[i], field, "%s", why);
 			continue;
 		}
-		j = cfg_htab_lookup(qp_idx, cfg_dl_key_hash(k.tenant, k.ip, k.id), qp_match, c, &k);
 		if (j < 0) {
 			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "%s qp %" PRIu32 " is not a qp of tenant "
 				       "\"%.64s\"", cfg_ip_str(&q->peer_vip, ips), q->peer_vqpn,

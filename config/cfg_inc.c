@@ -505,6 +505,20 @@ no_source_deleted(const struct prep *p)
 	return true;
 }
 
+/* A learned end put or deleted (cfg_inc_learned_end()): the whole path, which pairs the ends. */
+static bool
+no_learned_end(struct prep *p)
+{
+	for (uint32_t i = 0; i < p->b[CFG_DK_QPS].n; i++) {
+		const struct bent *b = &p->b[CFG_DK_QPS].e[i];
+
+		if ((b->run >= 0 && cfg_inc_learned_end(p->run, &p->run->qps[b->run])) ||
+		    (b->put >= 0 && cfg_inc_learned_end(p->run, put_rec(p, CFG_DK_QPS, b->put))))
+			return false;
+	}
+	return true;
+}
+
 static int
 prep_run(struct prep *p, const struct cfg_jv *root, struct cfg_inc *inc)
 {
@@ -534,7 +548,7 @@ prep_run(struct prep *p, const struct cfg_jv *root, struct cfg_inc *inc)
 	p->ld.c = &p->s;
 	p->ld.tenant_by_name = p->x->tname;
 	p->ld.port_by_name = p->x->pname;
-	if (!parse_deletes(p, del, inc) || !parse_puts(p, put, inc) || !no_source_deleted(p) || !check_endpoints(p) ||
+	if (!parse_deletes(p, del, inc) || !parse_puts(p, put, inc) || !no_source_deleted(p) || !no_learned_end(p) || !check_endpoints(p) ||
 	    !check_deleted(p) || !check_puts(p))
 		return p->ld.dg.oom ? -1 : 0;
 	return emit(p, inc);

@@ -59,6 +59,13 @@ cfg_ip_equal(const struct cfg_ip *a, const struct cfg_ip *b)
 	return memcmp(a->b, b->b, a->ver == CFG_IPV4 ? 4 : 16) == 0;
 }
 
+bool
+cfg_qp_names_back(const struct cfg_qp *q, const struct cfg_qp *r)
+{
+	return (int)r->type == cfg_qp_peer_type(q->type) && r->has_peer && r->has_peer_vqpn &&
+	       r->peer_vqpn == q->vqpn && cfg_ip_equal(&r->peer_vip, &q->vip);
+}
+
 const char *
 cfg_ip_str(const struct cfg_ip *ip, char buf[CFG_IP_STRLEN])
 {

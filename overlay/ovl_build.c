@@ -115,7 +115,7 @@ halves_build(struct ovl *o, const struct cfg *c, char *where, size_t where_len, 
 	for (uint32_t i = 0; i < c->n_qps; i++) {
 		const struct cfg_qp *cq = &c->qps[i];
 		struct ovl_conn *cn = &o->conns[o->n_conns];
-		uint32_t se = cfg_qp_half(cq) ? half_source(o, cq) : OVL_NONE;
+		uint32_t se = cfg_qp_alone(cq) ? half_source(o, cq) : OVL_NONE;
 		struct ovl_key k;
 
 		if (se == OVL_NONE)
@@ -215,7 +215,7 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 
 	for (uint32_t i = 0; i < c->n_qps; i++)
 		n_conns += (o->qps[i].local && o->qps[i].peer != OVL_NONE) ||
-			   (cfg_qp_half(&c->qps[i]) && half_source(o, &c->qps[i]) != OVL_NONE);
+			   (cfg_qp_alone(&c->qps[i]) && half_source(o, &c->qps[i]) != OVL_NONE);
 	st->conns.cap = ovl_room(n_conns);
 	if (!(o->conns = calloc(st->conns.cap, sizeof(*o->conns))))
 		FAIL("out of memory");

@@ -178,24 +178,41 @@ dp_cluster_txn_create(const char *key, const char *val, int64_t lease)
 	return rc;
 }
 
-int
-dp_cluster_txn_delete(const char *key, int64_t lease)
+/* @key deleted (@val NULL) or @val put there, keeping the lease, while @key is on @lease. */
+static int
+txn_on_lease(const char *key, const char *val, int64_t lease)
 {
-	char *k = dp_b64_enc(key, strlen(key)), *req = NULL;
+	char *k = dp_b64_enc(key, strlen(key)), *v = val ? dp_b64_enc(val, strlen(val)) : NULL, *req = NULL, *op = NULL;
 	json_t *o;
 	int rc = -1;
 
 	/* Only while the record is still on @lease: a record someone else wrote since stays. */
-	if (k && asprintf(&req, "{\"compare\": [{\"key\": \"%s\", \"target\": \"LEASE\", \"result\": \"EQUAL\", "
-			  "\"lease\": \"%lld\"}], \"success\": [{\"request_delete_range\": {\"key\": \"%s\"}}]}",
-			  k, (long long)lease, k) >= 0 &&
+	if (k && (!val || v) &&
+	    (val ? asprintf(&op, "{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\", \"ignore_lease\": true}}", k,
+			    v) : asprintf(&op, "{\"request_delete_range\": {\"key\": \"%s\"}}", k)) >= 0 &&
+	    asprintf(&req, "{\"compare\": [{\"key\": \"%s\", \"target\": \"LEASE\", \"result\": \"EQUAL\", "
+		     "\"lease\": \"%lld\"}], \"success\": [%s]}", k, (long long)lease, op) >= 0 &&
 	    (o = txn_post("/v3/kv/txn", req))) {
 		rc = json_is_true(json_object_get(o, "succeeded")) ? 0 : 1;
 		json_decref(o);
 	}
 	free(k);
+	free(v);
+	free(op);
 	free(req);
 	return rc;
+}
+
+int
+dp_cluster_txn_delete(const char *key, int64_t lease)
+{
+	return txn_on_lease(key, NULL, lease);
+}
+
+int
+dp_cluster_txn_replace(const char *key, const char *val, int64_t lease)
+{
+	return txn_on_lease(key, val, lease);
 }
 
 /* One compare and one put of a batch, as JSON text appended to @cmp and @put. */

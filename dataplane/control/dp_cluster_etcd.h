@@ -63,6 +63,8 @@ int64_t dp_cluster_lease_grant(long ttl_s);
 int dp_cluster_lease_keepalive(int64_t id);
 int dp_cluster_txn_create(const char *key, const char *val, int64_t lease);
 int dp_cluster_txn_delete(const char *key, int64_t lease);
+/* @val put at @key, keeping its lease, while it is on @lease (a learner's record paired). */
+int dp_cluster_txn_replace(const char *key, const char *val, int64_t lease);
 
 /*
  * Several puts in one transaction (one raft round and fsync for all), each

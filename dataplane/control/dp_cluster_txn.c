@@ -24,7 +24,7 @@
 #include "dp_cluster_etcd.h"
 #include "dp_cluster_txn.h"
 
-enum txn_kind { TXN_PQPN, TXN_LEARN_PUT, TXN_LEARN_DELETE };
+enum txn_kind { TXN_PQPN, TXN_LEARN_PUT, TXN_LEARN_DELETE, TXN_LEARN_REPLACE };
 
 /* Puts sent in one transaction at most (etcd's --max-txn-ops is 128 by default). */
 #define TXN_BATCH 64
@@ -102,6 +102,13 @@ txn_run(const struct txn *t)
 		dp_cluster_st.learn_deletes += rc == 0;
 		pthread_mutex_unlock(&dp_cluster_st.lock);
 		return;
+	case TXN_LEARN_REPLACE:
+		rc = tq.lease > 0 ? dp_cluster_txn_replace(t->key, t->val, tq.lease) : 1;
+		pthread_mutex_lock(&dp_cluster_st.lock);
+		dp_cluster_st.learn_puts += rc == 0;
+		dp_cluster_st.learn_failed += rc != 0;
+		pthread_mutex_unlock(&dp_cluster_st.lock);
+		return;
 	}
 }
 
@@ -133,6 +140,13 @@ txn_run_batch(struct txn *const *b, unsigned n)
 	}
 	for (unsigned i = 0; i < n; i++)
 		txn_run(b[i]);
+}
+
+/* Deletes and replacements compare the lease: each is a transaction of its own. */
+static bool
+alone(const struct txn *t)
+{
+	return t->kind == TXN_LEARN_DELETE || t->kind == TXN_LEARN_REPLACE;
 }
 
 static void *
@@ -176,7 +190,7 @@ txn_main(void *arg)
 			b[n++] = t;
 			tq.head = t->next;
 			t = tq.head;
-		} while (t && n < TXN_BATCH && t->kind != TXN_LEARN_DELETE && b[0]->kind != TXN_LEARN_DELETE);
+		} while (t && n < TXN_BATCH && !alone(t) && !alone(b[0]));
 		if (!tq.head)
 			tq.tail = &tq.head;
 		pthread_mutex_unlock(&tq.lock);
@@ -223,6 +237,12 @@ int
 dp_cluster_learn_put(const char *key, const char *val)
 {
 	return tq.running ? txn_queue(TXN_LEARN_PUT, key, val, 0) : -1;
+}
+
+int
+dp_cluster_learn_replace(const char *key, const char *val)
+{
+	return tq.running ? txn_queue(TXN_LEARN_REPLACE, key, val, 0) : -1;
 }
 
 int

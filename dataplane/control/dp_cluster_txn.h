@@ -14,6 +14,8 @@ int dp_cluster_txn_queue(const char *key, const char *val, int64_t mod_rev);
  */
 int dp_cluster_learn_put(const char *key, const char *val);
 int dp_cluster_learn_delete(const char *key);
+/* @val put at @key, keeping the lease, while @key is on the switch's lease (a record paired). */
+int dp_cluster_learn_replace(const char *key, const char *val);
 /* The learner's lease (seconds): a switch that dies leaves its records this long. */
 #define DP_LEARN_LEASE_S 10
 int dp_cluster_txn_start(void);

@@ -72,6 +72,16 @@ dp_cm_half(const struct dp_cm_conn *c, uint32_t tslot, const struct ovl_ip *src,
 	return false;
 }
 
+uint32_t
+dp_cm_active_qpn(const struct dp_cm_table *t, uint32_t tslot, const struct ovl_ip *active, const struct ovl_ip *passive,
+		 uint32_t active_id)
+{
+	for (const struct dp_cm_conn *c = t->list[tslot]; c; c = c->next)
+		if ((c->known & 1) && c->id[0] == active_id && ip_eq(&c->vip[0], active) && ip_eq(&c->vip[1], passive))
+			return c->qpn[0];
+	return 0;
+}
+
 enum dp_cm_verdict
 dp_cm_track(struct dp_cm_table *t, const struct dp_cm_msg *m, uint64_t now, struct dp_cm_conn ***ended)
 {

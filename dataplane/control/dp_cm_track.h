@@ -72,6 +72,13 @@ void dp_cm_close(struct dp_cm_table *t, struct dp_cm_conn **pc);
 /* Is src -> (dst, dqpn) of @tslot one of @c's halves (side k sending to side 1-k's QPN)? */
 bool dp_cm_half(const struct dp_cm_conn *c, uint32_t tslot, const struct ovl_ip *src, const struct ovl_ip *dst,
 		uint32_t dqpn);
+/*
+ * The QPN that the REQ of the connection of @tslot from @active (its
+ * Communication ID @active_id) to @passive named, or 0: what a REP, which
+ * names the passive side's QPN and both IDs, pairs with.
+ */
+uint32_t dp_cm_active_qpn(const struct dp_cm_table *t, uint32_t tslot, const struct ovl_ip *active,
+			  const struct ovl_ip *passive, uint32_t active_id);
 /* Forget the connections of which @keep(c, arg) is false and that had no message for @idle. */
 void dp_cm_expire(struct dp_cm_table *t, uint64_t now, uint64_t idle,
 		  bool (*keep)(const struct dp_cm_conn *c, void *arg), void *arg);

@@ -87,7 +87,7 @@ rate_take(uint32_t slot, uint64_t now)
 }
 
 static void
-remember(const struct dp_learn_req *r, bool remote, char *key)
+remember(const struct dp_learn_req *r, bool remote, char *key, uint32_t pair)
 {
 	struct learned *l = calloc(1, sizeof(*l));
 
@@ -102,6 +102,9 @@ remember(const struct dp_learn_req *r, bool remote, char *key)
 	l->remote = remote;
 	l->since = rte_rdtsc();
 	l->key = key;
+	l->pair = pair;
+	l->paired = pair != 0;
+	dp_learn_st.paired += pair != 0;
 	l->next = ln.list;
 	ln.list = l;
 	dp_learn_st.learned_now++;
@@ -119,11 +122,12 @@ pqpn_next(void)
 
 /* A destination on this host, alone: the record with a pqpn of its own, applied now. */
 static void
-resolve_local(const struct dp_learn_req *r, const char *tenant, const struct ovl_ip *dst, const struct ovl_ip *src)
+resolve_local(const struct dp_learn_req *r, const char *tenant, const struct ovl_ip *dst, const struct ovl_ip *src,
+	      uint32_t pair)
 {
 	for (int tries = 0; tries < 8; tries++) {
 		bool quota = false;
-		char *rec = dp_learner_half_json(tenant, dst, r->dqpn, pqpn_next(), r->type, src, false);
+		char *rec = dp_learner_half_json(tenant, dst, r->dqpn, pqpn_next(), r->type, src, pair, false);
 		int rc;
 
 		if (!rec)
@@ -132,7 +136,7 @@ resolve_local(const struct dp_learn_req *r, const char *tenant, const struct ovl
 		free(rec);
 		if (rc == 0) {
 			dp_learn_st.learned++;
-			remember(r, false, NULL);
+			remember(r, false, NULL, pair);
 			return;
 		}
 		if (quota) {
@@ -146,7 +150,8 @@ resolve_local(const struct dp_learn_req *r, const char *tenant, const struct ovl
 
 /* A destination on another host: the record into etcd, without a pqpn. */
 static void
-resolve_remote(const struct dp_learn_req *r, const char *tenant, const struct ovl_ip *dst, const struct ovl_ip *src)
+resolve_remote(const struct dp_learn_req *r, const char *tenant, const struct ovl_ip *dst, const struct ovl_ip *src,
+	       uint32_t pair)
 {
 	const char *prefix = dp_cluster_prefix();
 	char d[CFG_IP_STRLEN], *key = NULL, *rec;
@@ -155,7 +160,7 @@ resolve_remote(const struct dp_learn_req *r, const char *tenant, const struct ov
 		dp_learn_st.refused_no_etcd++;
 		return;
 	}
-	if (!(rec = dp_learner_half_json(tenant, dst, r->dqpn, 0, r->type, src, false)) ||
+	if (!(rec = dp_learner_half_json(tenant, dst, r->dqpn, 0, r->type, src, pair, false)) ||
 	    asprintf(&key, "%s/qps/%s/%s/%" PRIu32, prefix, tenant, dp_learner_ip_str(dst, d), r->dqpn) < 0 ||
 	    dp_cluster_learn_put(key, rec) < 0) {
 		free(rec);
@@ -165,7 +170,7 @@ resolve_remote(const struct dp_learn_req *r, const char *tenant, const struct ov
 	}
 	free(rec);
 	dp_learn_st.learned++;
-	remember(r, true, key);
+	remember(r, true, key, pair);
 }
 
 /* The job of a request (handle()). */
@@ -181,6 +186,7 @@ struct job {
 	char *tenant;
 	struct ovl_ip dst, src;
 	char *rec;                /* V_LOCAL: the record, with its pqpn */
+	uint32_t pair;            /* the source's QPN, when a REP told it (dp_learner_cm_pair()) */
 	/* V_GSI: the QP1 records missing, of the source [0] and the destination [1], and where they go. */
 	bool gsi_missing[2], gsi_local[2];
 };
@@ -237,8 +243,9 @@ decide(const struct ovl *o, struct job *j, const struct job *before, unsigned n_
 		j->v = V_REMOTE;
 	if (j->v != V_KNOWN && !(j->tenant = strdup(tn->name)))
 		j->v = V_NONE;
+	j->pair = dp_learner_cm_pair(r);
 	if (j->v == V_LOCAL && !(j->rec = dp_learner_half_json(j->tenant, &j->dst, r->dqpn, pqpn_next(), r->type, &j->src,
-						    false)))
+						    j->pair, false)))
 		j->v = V_NONE;
 }
 
@@ -331,13 +338,13 @@ handle(const struct dp_learn_req *reqs, unsigned n)
 		case V_LOCAL:
 			if (whole) {
 				dp_learn_st.learned++;
-				remember(j->r, false, NULL);
+				remember(j->r, false, NULL, j->pair);
 			} else {
-				resolve_local(j->r, j->tenant, &j->dst, &j->src);
+				resolve_local(j->r, j->tenant, &j->dst, &j->src, j->pair);
 			}
 			break;
 		case V_REMOTE:
-			resolve_remote(j->r, j->tenant, &j->dst, &j->src);
+			resolve_remote(j->r, j->tenant, &j->dst, &j->src, j->pair);
 			break;
 		case V_GSI:
 			resolve_gsi(j);
@@ -393,6 +400,10 @@ expire(void)
 	pthread_mutex_unlock(&dp.ctl_lock);
 	if (out)
 		dp_learner_forget(out);
+	/* Pairs that RDMA-CM told before their record was in force here. */
+	for (struct learned *l = ln.list; l; l = l->next)
+		if (l->pair && !l->paired)
+			dp_learner_pair_write(l);
 	dp_learner_cm_expire(now);
 }
 
@@ -462,6 +473,7 @@ tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "gsi_dropped_class", gsi_class);
 	rte_tel_data_add_dict_u64(d, "cm_learn", cm);
 	rte_tel_data_add_dict_u64(d, "cm_removed", dp_learn_st.cm_removed);
+	rte_tel_data_add_dict_u64(d, "paired", dp_learn_st.paired);
 	rte_tel_data_add_dict_u64(d, "cm_unmatched", dp_learn_st.cm_unmatched);
 	rte_tel_data_add_dict_u64(d, "gsi_dropped_rate", gsi_rate);
 	pthread_mutex_lock(&dp_cluster_st.lock);

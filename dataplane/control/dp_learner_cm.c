@@ -21,10 +21,12 @@
  * as long has passed; the sweep costs two hash lookups a connection.
  */
 #include <assert.h>
+#include <string.h>
 
 #include "dp.h"
 #include "dp_cm_track.h"
 #include "dp_learner_int.h"
+#include "roce_cm.h"
 
 #define CM_IDLE_S 30
 
@@ -51,6 +53,40 @@ cm_end(struct dp_cm_conn **pc, struct learned **list, struct learned **out)
 	dp_cm_close(&cm, pc);
 }
 
+/*
+ * A REP noted: the half its sender (the passive side) sends on, to the
+ * active side's QPN, if this learner wrote it (at the REQ's delivery), is
+ * written again naming the REP's QPN, the sender's own.
+ */
+static void
+cm_pair_sender(const struct dp_cm_msg *m, struct learned *list)
+{
+	uint32_t qa = dp_cm_active_qpn(&cm, m->tslot, &m->to, &m->from, m->remote_id);
+
+	if (!qa || !m->qpn)
+		return;
+	for (struct learned *l = list; l; l = l->next)
+		if (l->tslot == m->tslot && l->dqpn == qa && !l->pair && !memcmp(&l->src, &m->from, sizeof(l->src)) &&
+		    !memcmp(&l->dst, &m->to, sizeof(l->dst))) {
+			l->pair = m->qpn;
+			dp_learner_pair_write(l);
+			return;
+		}
+}
+
+uint32_t
+dp_learner_cm_pair(const struct dp_learn_req *r)
+{
+	struct ovl_ip active, passive;
+
+	/* A REP delivered: its receiver, whose half is learned now, is the active side. */
+	if (r->cm.attr != ROCE_CM_REP || !r->cm.learn)
+		return 0;
+	dp_learner_ip_of(&active, r->src, r->alen);
+	dp_learner_ip_of(&passive, r->dst, r->alen);
+	return dp_cm_active_qpn(&cm, r->tslot, &active, &passive, r->cm.remote_id);
+}
+
 void
 dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, uint64_t now)
 {
@@ -66,6 +102,10 @@ dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learne
 	switch (dp_cm_track(&cm, &m, now, &ended)) {
 	case DP_CM_ENDS:
 		cm_end(ended, list, out);
+		break;
+	case DP_CM_NOTED:
+		if (m.attr == ROCE_CM_REP)
+			cm_pair_sender(&m, *list);
 		break;
 	case DP_CM_UNMATCHED:
 		dp_learn_st.cm_unmatched++;

@@ -31,6 +31,14 @@ struct learned {
 	bool remote;              /* in etcd, on the lease */
 	uint64_t since;           /* TSC it was written; idle time counts from here before any frame */
 	char *key;                /* its etcd key (remote) */
+	/*
+	 * The source's own QPN, once RDMA-CM told it (0: not known): the record
+	 * is written again naming it ("peer": {"vip", "vqpn"}), and with the
+	 * record its pair's host wrote the other way it makes a connection
+	 * (docs/learning.md, "Pairs").  @paired once that is written.
+	 */
+	uint32_t pair;
+	bool paired;
 };
 
 /* Records (JSON texts, comma-separated) gathered for one batch. */
@@ -47,9 +55,13 @@ extern char dp_learner_last_error[256];
 uint32_t dp_learner_tenant_of_slot(const struct ovl *o, uint32_t slot);
 void dp_learner_ip_of(struct ovl_ip *ip, const uint8_t *b, uint8_t alen);
 const char *dp_learner_ip_str(const struct ovl_ip *ip, char buf[CFG_IP_STRLEN]);
-/* The half record as JSON text (malloc'ed): @pqpn 0 for none (its owner chooses), @key_only for a delete. */
+/*
+ * The half record as JSON text (malloc'ed): @pqpn 0 for none (its owner
+ * chooses), @src_qpn the source's QPN when known (else 0), @key_only for a
+ * delete.
+ */
 char *dp_learner_half_json(const char *tenant, const struct ovl_ip *dst, uint32_t dqpn, uint32_t pqpn, uint8_t type,
-			   const struct ovl_ip *src, bool key_only);
+			   const struct ovl_ip *src, uint32_t src_qpn, bool key_only);
 /* The UD record of @vip's GSI QP (QP1): @pqpn 0 for none (its owner chooses). */
 char *dp_learner_gsi_json(const char *tenant, const struct ovl_ip *vip, uint32_t pqpn);
 int dp_learner_batch_add(struct batch *b, const char *rec);
@@ -68,9 +80,21 @@ uint32_t dp_learner_in_force(const struct ovl *o, const struct learned *l, uint3
  * lease (a record someone else wrote since stays).  Takes dp.ctl_lock.
  */
 void dp_learner_forget(struct learned *out);
+/*
+ * Write @l's record again naming its pair (l->pair), once it is in force
+ * here with its pqpn: a local one through the apply path, one in etcd while
+ * it is on the switch's lease.  Sets l->paired when written (or when the
+ * record is no longer this learner's).  Takes dp.ctl_lock.
+ */
+void dp_learner_pair_write(struct learned *l);
 
 /* RDMA-CM (dp_learner_cm.c): one message (@r->cm.attr set); what it removes moves from @list to @out. */
 void dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, uint64_t now);
+/*
+ * The QPN that a REP delivered here pairs the half it makes the learner
+ * learn with (its receiver's, which the REQ named), or 0.
+ */
+uint32_t dp_learner_cm_pair(const struct dp_learn_req *r);
 /* CM connections never answered, and those whose halves are no longer in force, forgotten (takes dp.ctl_lock). */
 void dp_learner_cm_expire(uint64_t now);
 /* Forget every CM connection (at stop). */

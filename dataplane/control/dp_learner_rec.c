@@ -46,7 +46,7 @@ dp_learner_ip_str(const struct ovl_ip *ip, char buf[CFG_IP_STRLEN])
 
 char *
 dp_learner_half_json(const char *tenant, const struct ovl_ip *dst, uint32_t dqpn, uint32_t pqpn, uint8_t type,
-		     const struct ovl_ip *src, bool key_only)
+		     const struct ovl_ip *src, uint32_t src_qpn, bool key_only)
 {
 	char d[CFG_IP_STRLEN], s[CFG_IP_STRLEN];
 	json_t *r = json_pack("{s:s, s:s, s:I}", "tenant", tenant, "vip", dp_learner_ip_str(dst, d), "vqpn",
@@ -57,7 +57,9 @@ dp_learner_half_json(const char *tenant, const struct ovl_ip *dst, uint32_t dqpn
 		return NULL;
 	if (!key_only) {
 		json_object_set_new(r, "type", json_string(type == CFG_QP_UC ? "uc" : "rc"));
-		json_object_set_new(r, "peer", json_pack("{s:s}", "vip", dp_learner_ip_str(src, s)));
+		json_object_set_new(r, "peer", src_qpn ? json_pack("{s:s, s:I}", "vip", dp_learner_ip_str(src, s), "vqpn",
+								   (json_int_t)src_qpn) :
+							 json_pack("{s:s}", "vip", dp_learner_ip_str(src, s)));
 	}
 	if (pqpn)
 		json_object_set_new(r, "pqpn", json_integer(pqpn));
@@ -135,16 +137,52 @@ dp_learner_apply_one(const char *op, const char *rec, bool *quota)
 uint32_t
 dp_learner_in_force(const struct ovl *o, const struct learned *l, uint32_t *t)
 {
+	const struct ovl_conn *cn;
 	uint32_t v;
 
 	*t = dp_learner_tenant_of_slot(o, l->tslot);
 	if (*t == OVL_NONE)
 		return OVL_NONE;
 	v = ovl_lookup_tenant(o, *t, l->dst.b, l->dst.ver == 6 ? 16 : 4, l->dqpn);
-	/* A QP (another source's record) or another kind of connection under the key: not the learner's. */
-	if (v == OVL_NONE || (v & OVL_V_QP) || o->conns[OVL_V_IDX(v)].half != OVL_HALF_OUT)
+	if (v == OVL_NONE || (v & OVL_V_QP))
 		return OVL_NONE;
-	return v;
+	cn = &o->conns[OVL_V_IDX(v)];
+	/*
+	 * A half, or the connection the record makes with its pair, from this
+	 * source; a QP (another source's record) or another connection under the
+	 * key is not the learner's.
+	 */
+	if (cn->half == OVL_HALF_OUT ||
+	    (cn->half == OVL_HALF_NONE && !memcmp(cn->l_vip, l->src.b, l->src.ver == 6 ? 16 : 4)))
+		return v;
+	return OVL_NONE;
+}
+
+void
+dp_learner_pair_write(struct learned *l)
+{
+	const struct ovl *o;
+	char *rec = NULL;
+	uint32_t t, q;
+
+	pthread_mutex_lock(&dp.ctl_lock);
+	o = dp.ovl;
+	if (dp_learner_in_force(o, l, &t) == OVL_NONE ||
+	    (q = ovl_lookup_qp(o, t, &l->dst, l->dqpn)) == OVL_NONE) {
+		/* Not yet here (the owner's pqpn, the watch): the next sweep tries again. */
+		pthread_mutex_unlock(&dp.ctl_lock);
+		return;
+	}
+	rec = dp_learner_half_json(o->tenants[t].name, &l->dst, l->dqpn, o->qps[q].pqpn, o->qps[q].type, &l->src,
+				   l->pair, false);
+	pthread_mutex_unlock(&dp.ctl_lock);
+	if (!rec)
+		return;
+	if (l->remote ? dp_cluster_learn_replace(l->key, rec) == 0 : dp_learner_apply_one("put", rec, NULL) == 0) {
+		l->paired = true;
+		dp_learn_st.paired++;
+	}
+	free(rec);
 }
 
 void
@@ -157,7 +195,7 @@ dp_learner_forget(struct learned *out)
 	pthread_mutex_lock(&dp.ctl_lock);
 	for (struct learned *l = out; l; l = l->next)
 		if (!l->remote && dp_learner_in_force(dp.ovl, l, &t) != OVL_NONE &&
-		    (rec = dp_learner_half_json(dp.ovl->tenants[t].name, &l->dst, l->dqpn, 0, 0, NULL, true))) {
+		    (rec = dp_learner_half_json(dp.ovl->tenants[t].name, &l->dst, l->dqpn, 0, 0, NULL, 0, true))) {
 			dp_learner_batch_add(&b, rec);
 			free(rec);
 		}

@@ -21,7 +21,9 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    byte-identical at the other VM from the right vip, with DestQP 1 and
    source QP 1, tshark decodes the forwarded REQ's Local QPN and Service ID
    as sent; the REQ and REP teach each switch the half its VM will send on,
-   so the first WRITE each way is not held; a MAD of another class to QP1 is
+   so the first WRITE each way is not held; with both QPNs known each switch
+   writes its record again naming its VM's QPN, and the two records make the
+   connection whole on both hosts; a MAD of another class to QP1 is
    dropped (`gsi`) and counted;
    then a DREQ and a DREP with a wrong Communication ID are forwarded but
    remove nothing (`cm_unmatched` on both switches); a DREQ alone removes
@@ -127,10 +129,19 @@ def cm_step(etcd, hs):
         check(len(out) == 2 and int(out[0], 0) == 18 and int(out[1], 0) == cm.SERVICE_ID,
               "tshark decodes the forwarded REQ's Local QPN and Service ID as sent", out)
     # The REQ taught B (vA, 18) and the REP taught A (vB, 34): the first WRITEs do not wait.
-    out_to = lambda n, q: any(c.get("half") == "out" and c.get("remote_vqpn") == q
-                              for c in (hs.tel(n, "/roce/connections,blue") or {}).values() if isinstance(c, dict))
-    check(h.until(lambda: out_to("A", 34) and out_to("B", 18), 5, 0.02),
+    check(h.until(lambda: out_to(hs, "A", 34) and out_to(hs, "B", 18), 5, 0.02),
           "after the REP, A holds its half to (vB, 34) and B its half to (vA, 18), before any data frame")
+    # Both QPNs are known: each switch writes its record naming its source's QPN, and the two make a
+    # connection whole on both hosts (the reaction point, the switch's CNPs, Estats pairs).
+    check(h.until(lambda: whole(hs, "A", 18, 34) and whole(hs, "B", 34, 18), 5, 0.02),
+          "the REQ and REP pair the halves: A holds (vA 18, vB 34) and B (vB 34, vA 18) as whole connections")
+    rec_a, rec_b = etcd.get("qps/blue/%s/34" % VB) or {}, etcd.get("qps/blue/%s/18" % VA) or {}
+    check(rec_a.get("peer") == {"vip": VA, "vqpn": 18} and rec_b.get("peer") == {"vip": VB, "vqpn": 34} and
+          rec_a.get("pqpn") and rec_b.get("pqpn") and lease_of(etcd, "qps/blue/%s/34" % VB) and
+          lease_of(etcd, "qps/blue/%s/18" % VA),
+          "etcd's two records name each other, keep their pqpns and stay on their writers' leases", (rec_a, rec_b))
+    check(all(learn_of(hs, "paired")[n] >= 1 for n in "AB"), "each switch counts its record paired",
+          learn_of(hs, "paired"))
     held = [(hs.tel(n, "/roce/learn") or {}).get("frames_held_total") for n in "AB"]
     hs.drain()
     hs.send("A", h.vm_frame("A", "B", 34, 0))
@@ -158,10 +169,18 @@ def mad_to(hs, frm, to, m, psn, name):
                  len(got))
 
 
+def conns(hs, n):
+    return [c for c in (hs.tel(n, "/roce/connections,blue") or {}).values() if isinstance(c, dict)]
+
+
 def out_to(hs, n, q):
-    """Does switch @n hold an outgoing half to the peer's vqpn @q?"""
-    return any(c.get("half") == "out" and c.get("remote_vqpn") == q
-               for c in (hs.tel(n, "/roce/connections,blue") or {}).values() if isinstance(c, dict))
+    """Does switch @n send to the peer's vqpn @q: an outgoing half, or a whole (paired) connection?"""
+    return any(c.get("half") in (None, "out") and c.get("remote_vqpn") == q for c in conns(hs, n))
+
+
+def whole(hs, n, lq, rq):
+    """Does switch @n hold the connection (its VM's @lq, the peer's @rq) whole, not as halves?"""
+    return any("half" not in c and c.get("local_vqpn") == lq and c.get("remote_vqpn") == rq for c in conns(hs, n))
 
 
 def learn_of(hs, key):

@@ -181,9 +181,6 @@ test_file_errors(void)
 		  "h.json: qps[5].peer: not allowed on ud QPs" },
 		{ DOC(BASE_QPS "," HALF("blue", "192.168.1.20", 34, 8195, "rc", "192.168.1.99")),
 		  "h.json: qps[5].peer.vip: 192.168.1.99 is not an endpoint of tenant \"blue\"" },
-		/* A full QP that names a half: the half does not point back. */
-		{ DOC(BASE_QPS "," FULL("blue", "192.168.1.40", 60, 16385, "rc", "192.168.1.20", 33)),
-		  "h.json: qps[5].peer: qps[0] (192.168.1.20 qp 33) does not point back" },
 		/* What holds for any QP. */
 		{ DOC(BASE_QPS "," HALF("blue", "192.168.1.20", 33, 8195, "rc", "192.168.1.30")),
 		  "h.json: qps[5].vqpn: 192.168.1.20 qp 33 in tenant \"blue\" is already defined by qps[0]" },
@@ -242,11 +239,6 @@ static const struct refusal delta_refusals[] = {
 	  "d: put.qps[0].type: a half (a peer without \"vqpn\") is rc or uc, not xrc_ini" },
 	{ REQ("\"qps\":[" HALF("blue", "192.168.1.20", 34, 8195, "rc", "192.168.1.99") "]", ""),
 	  "d: put.qps[0].peer.vip: 192.168.1.99 is not an endpoint of tenant \"blue\"" },
-	{ REQ("\"qps\":[" FULL("blue", "192.168.1.40", 60, 16385, "rc", "192.168.1.20", 33) "]", ""),
-	  "d: put.qps[0].peer: the peer 192.168.1.20 qp 33 does not name this qp as its peer" },
-	/* (.30, 40) becomes a half: its running peer (.10, 18) no longer finds it pointing back. */
-	{ REQ("\"qps\":[" HALF("blue", "192.168.1.30", 40, 12289, "rc", "192.168.1.10") "]", ""),
-	  "d: qps{blue 192.168.1.10 18}.peer: the peer 192.168.1.30 qp 40 does not name this qp as its peer" },
 	{ REQ("\"qps\":[" HALF("blue", "192.168.1.20", 34, 8195, "rc", "192.168.1.10") ","
 	    HALF("blue", "192.168.1.20", 34, 8196, "uc", "192.168.1.30") "]", ""),
 	  "d: put.qps[1]: the same key as put.qps[0]" },
@@ -357,6 +349,55 @@ test_paths_agree(void)
 	}
 }
 
+/*
+ * A learning tenant's ends (peer with a vqpn) connect when both name each
+ * other, and are halves until then (cfg_qp_alone()), on the whole path:
+ * the in-place one declines them.
+ */
+static void
+test_learned_ends(void)
+{
+	struct cfg *run = load(DOC(BASE_QPS "," FULL("blue", "192.168.1.40", 60, 16385, "rc", "192.168.1.20", 33))), *c;
+	int a, b;
+
+	/* In a file: (.40, 60) names the half (.20, 33), which does not name it back. */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+	a = qp_at(run, "blue", "192.168.1.40", 60);
+	CU_ASSERT(a >= 0 && cfg_qp_alone(&run->qps[a]) && !cfg_qp_half(&run->qps[a]));
+	cfg_free(run);
+	/* The same by a delta, and the other end named back: a pair. */
+	CU_ASSERT_EQUAL(both(REQ("\"qps\":[" FULL("blue", "192.168.1.40", 60, 16385, "rc", "192.168.1.20", 33) "]", "")),
+			BOTH_FULL);
+	run = load(BASE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+	c = delta(run, REQ("\"qps\":[" FULL("blue", "192.168.1.40", 60, 16385, "rc", "192.168.1.20", 33) ","
+			   FULL("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.40", 60) "]", ""));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	a = qp_at(c, "blue", "192.168.1.40", 60);
+	b = qp_at(c, "blue", "192.168.1.20", 33);
+	CU_ASSERT(a >= 0 && b >= 0 && c->qps[a].peer == b && c->qps[b].peer == a);
+	cfg_free(run);
+	/* One end goes: the other is alone again, and runs as a half. */
+	run = c;
+	c = delta(run, REQ("", "\"qps\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.40\",\"vqpn\":60}]"));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	b = qp_at(c, "blue", "192.168.1.20", 33);
+	CU_ASSERT(b >= 0 && cfg_qp_alone(&c->qps[b]) && c->qps[b].has_peer_vqpn);
+	cfg_free(c);
+	cfg_free(run);
+	/* (.30, 40) becomes a half: its peer (.10, 18) is alone. */
+	CU_ASSERT_EQUAL(both(REQ("\"qps\":[" HALF("blue", "192.168.1.30", 40, 12289, "rc", "192.168.1.10") "]", "")),
+			BOTH_FULL);
+	/* An end that names an end of another type is alone too; one that names itself is an error. */
+	CU_ASSERT_EQUAL(both(REQ("\"qps\":[" FULL("blue", "192.168.1.40", 60, 16385, "uc", "192.168.1.10", 18) "]", "")),
+			BOTH_FULL);
+	run = load(BASE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+	refused(delta(run, REQ("\"qps\":[" FULL("blue", "192.168.1.40", 60, 16385, "rc", "192.168.1.40", 60) "]", "")),
+		"d: put.qps[0].peer: a qp cannot be its own peer");
+	cfg_free(run);
+}
+
 /* A reload: the diff of two files with halves changed, or a learning tenant's endpoint gone. */
 static void
 test_reload_diff(void)
@@ -368,6 +409,14 @@ test_reload_diff(void)
 			HALF("blue", "192.168.1.30", 41, 12290, "uc", "192.168.1.10") ","
 			HALF("blue", "192.168.1.10", 18, 4098, "rc", "192.168.1.30") ","
 			HALF("blue", "192.168.1.30", 40, 12289, "rc", "192.168.1.10")));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+	/* The pair (.10, 18) and (.30, 40) of blue, a learning tenant, comes apart: the whole path's. */
+	CU_ASSERT_EQUAL(diff_agrees(run, file), 0);
+	cfg_free(file);
+	file = load(DOC(HALF("blue", "192.168.1.20", 33, 8193, "uc", "192.168.1.30") ","
+			HALF("blue", "192.168.1.30", 41, 12290, "uc", "192.168.1.10") ","
+			FULL("blue", "192.168.1.10", 18, 4098, "rc", "192.168.1.30", 40) ","
+			FULL("blue", "192.168.1.30", 40, 12289, "rc", "192.168.1.10", 18)));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(file);
 	CU_ASSERT_EQUAL(diff_agrees(run, file), 1);
 	cfg_free(file);
@@ -394,6 +443,7 @@ main(void)
 	CU_add_test(s, "learning turned off while halves run", test_delta_learning_off);
 	CU_add_test(s, "the in-place and whole paths agree", test_paths_agree);
 	CU_add_test(s, "a reload's diff", test_reload_diff);
+	CU_add_test(s, "a learning tenant's ends, alone and paired", test_learned_ends);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();

@@ -104,11 +104,17 @@ test_load(void)
 	expect_error(DOC("10.0.0.1", "[" HALF("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.10") ","
 			 HALF("blue", "192.168.1.20", 34, 8193, "rc", "192.168.1.11") "]"),
 		     "x.json: qps[1].pqpn: 8193 is already used on host 10.0.0.2 by qps[0]");
-	/* A full peer that names a half does not find it pointing back. */
-	expect_error(DOC("10.0.0.1", "[" HALF("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.10") ","
-			 "{\"tenant\":\"blue\",\"vip\":\"192.168.1.10\",\"vqpn\":17,\"pqpn\":4097,\"type\":\"rc\","
-			 "\"peer\":{\"vip\":\"192.168.1.20\",\"vqpn\":33}}]"),
-		     "x.json: qps[1].peer: qps[0] (192.168.1.20 qp 33) does not point back");
+	/* A learning tenant's end that names a half is not named back: it is alone, a half itself. */
+	c = load(DOC("10.0.0.1", "[" HALF("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.10") ","
+		     "{\"tenant\":\"blue\",\"vip\":\"192.168.1.10\",\"vqpn\":17,\"pqpn\":4097,\"type\":\"rc\","
+		     "\"peer\":{\"vip\":\"192.168.1.20\",\"vqpn\":33}}]"));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT(cfg_qp_alone(&c->qps[0]) && cfg_qp_alone(&c->qps[1]) && !cfg_qp_half(&c->qps[1]));
+	cfg_free(c);
+	/* Another tenant's is an error, as ever. */
+	expect_error(DOC("10.0.0.1", "[{\"tenant\":\"red\",\"vip\":\"192.168.1.10\",\"vqpn\":17,\"pqpn\":4097,"
+			 "\"type\":\"rc\",\"peer\":{\"vip\":\"192.168.1.20\",\"vqpn\":33}}]"),
+		     "x.json: qps[0].peer: no QP 192.168.1.20 qp 33 in tenant \"red\"");
 }
 
 static struct cfg *delta(const struct cfg *run, const char *req);
@@ -257,17 +263,27 @@ conn_of(const struct ovl *o, uint32_t v)
 	return v == OVL_NONE || (v & OVL_V_QP) ? NULL : &o->conns[OVL_V_IDX(v)];
 }
 
-static void
-test_overlay(void)
+/* The overlay this host builds of @c, which must load. */
+static struct ovl *
+overlay_of(const struct cfg *c)
 {
-	struct cfg *c = load(DOC("10.0.0.1", HALVES));
-	const struct ovl_conn *cn;
 	char err[256];
 	struct ovl *o;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	o = ovl_build(c, err, sizeof(err));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	return o;
+}
+
+static void
+test_overlay(void)
+{
+	struct cfg *c = load(DOC("10.0.0.1", HALVES));
+	const struct ovl_conn *cn;
+	char err[256];
+	struct ovl *o = overlay_of(c);
+
 	CU_ASSERT_EQUAL(o->live_conns, 3);
 	CU_ASSERT(o->tenants[0].qp_learning && o->tenants[0].qp_idle_s == 7);
 	/* .10 -> (.20, 33): out, to 10.0.0.2 and pqpn 8193. */
@@ -304,6 +320,37 @@ test_overlay(void)
 	cn = conn_of(o, ovl_lookup_tenant(o, 0, V10, 4, 17));
 	CU_ASSERT(cn && cn->half == OVL_HALF_OUT && cn->egress.dqpn == 4097 && !memcmp(cn->egress.dst_ip, H1, 4));
 	CU_ASSERT_EQUAL(ovl_lookup_tenant(o, 0, V11, 4, 40), OVL_NONE);
+	ovl_free(o);
+	cfg_free(c);
+}
+
+#define END(t, vip, vqpn, pqpn, type, pvip, pvqpn) "{\"tenant\":\"" t "\",\"vip\":\"" vip "\",\"vqpn\":" #vqpn \
+	",\"pqpn\":" #pqpn ",\"type\":\"" type "\",\"peer\":{\"vip\":\"" pvip "\",\"vqpn\":" #pvqpn "}}"
+
+/*
+ * The halves of HALVES named by each other's QPN (as RDMA-CM lets the
+ * learners write them): (.10, 17) and (.20, 33) make one connection, whole,
+ * with both keys and both pqpns, as a configured pair would; (.11, 40)
+ * names (.10, 41), which has no record: it stays a half.
+ */
+static void
+test_overlay_pairs(void)
+{
+	struct cfg *c = load(DOC("10.0.0.1", "[" END("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.10", 17) ","
+				 END("blue", "192.168.1.10", 17, 4097, "rc", "192.168.1.20", 33) ","
+				 END("blue", "192.168.1.11", 40, 4098, "uc", "192.168.1.10", 41) "]"));
+	struct ovl *o = overlay_of(c);
+	const struct ovl_conn *cn;
+
+	CU_ASSERT_EQUAL(o->live_conns, 2);
+	cn = conn_of(o, ovl_lookup_tenant(o, 0, V20, 4, 33));
+	CU_ASSERT_FATAL(cn != NULL);
+	CU_ASSERT(cn->half == OVL_HALF_NONE && !memcmp(cn->l_vip, V10, 4) && o->qps[cn->l].vqpn == 17 &&
+		  o->qps[cn->r].vqpn == 33);
+	CU_ASSERT(cn->egress.dqpn == 8193 && cn->ingress.dqpn == 17 && !memcmp(cn->r_host, H2, 4));
+	CU_ASSERT(conn_of(o, ovl_lookup_fabric(o, H1, 4, 4097)) == cn);
+	cn = conn_of(o, ovl_lookup_tenant(o, 0, V11, 4, 40));
+	CU_ASSERT(cn && cn->half == OVL_HALF_OUT && cn->hairpin);
 	ovl_free(o);
 	cfg_free(c);
 }
@@ -408,6 +455,7 @@ main(void)
 	CU_add_test(s, "halves in the file", test_load);
 	CU_add_test(s, "halves in deltas and the in-place path", test_delta);
 	CU_add_test(s, "the connections of halves", test_overlay);
+	CU_add_test(s, "ends named by each other make one connection", test_overlay_pairs);
 	CU_add_test(s, "no resolver: no learning across hosts", test_no_resolver);
 	CU_add_test(s, "a half's ends, cap and ACL verdicts", test_half_fields);
 	CU_add_test(s, "gsi_pps in the file and in deltas", test_gsi_pps);
