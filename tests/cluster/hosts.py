@@ -66,11 +66,11 @@ def sh(*args, check=True):
     return subprocess.run(list(args), check=check, capture_output=True, text=True)
 
 
-def local_config(name, tenant=None):
+def local_config(name, tenant=None, top=None):
     """Host @name's local file: its ports, its own IP, its neighbors and the tenant its port names
-    (blue, with the fields of @tenant added)."""
+    (blue, with the fields of @tenant added), and the top-level sections of @top."""
     ip, up, port, _, _ = HOSTS[name]
-    return {
+    return dict(top or {}, **{
         "version": 1,
         "ports": [
             {"name": "fabric0", "device": "net_af_packet0", "role": "uplink", "ip": ip, "mac": up,
@@ -79,7 +79,7 @@ def local_config(name, tenant=None):
         ],
         "tenants": [dict({"name": "blue", "vni": 100, "max_qps": 4096}, **(tenant or {}))],
         "neighbors": [{"ip": HOSTS[n][0], "mac": HOSTS[n][1]} for n in sorted(HOSTS) if n != name],
-    }
+    })
 
 
 def endpoint(name):
@@ -100,10 +100,10 @@ def qp_key(name, vqpn):
     return "qps/blue/%s/%d" % (HOSTS[name][4], vqpn)
 
 
-def vm_frame(src, dst, dvqpn, psn, sport=49152):
+def vm_frame(src, dst, dvqpn, psn, sport=49152, tos=0):
     """A SEND Only from host @src's VM to host @dst's VM's QP @dvqpn (scapy fills the ICRC in)."""
     return bytes(Ether(src=HOSTS[src][3], dst=HOSTS[src][2]) /
-                 IP(src=HOSTS[src][4], dst=HOSTS[dst][4], flags="DF", ttl=64) /
+                 IP(src=HOSTS[src][4], dst=HOSTS[dst][4], flags="DF", ttl=64, tos=tos) /
                  UDP(sport=sport, dport=4791, chksum=0) / BTH(opcode=SEND_ONLY, dqpn=dvqpn, psn=psn) /
                  Raw(struct.pack("!I", psn) + bytes(28)))
 
@@ -256,9 +256,10 @@ def b64(s):
 class Hosts:
     """The bridge, the veths, the VM namespaces and (start()) the three switches."""
 
-    def __init__(self, build, work, tag="h3", names=("A", "B", "C"), lcores=None, tenant=None):
+    def __init__(self, build, work, tag="h3", names=("A", "B", "C"), lcores=None, tenant=None, top=None):
         self.build, self.work, self.tag, self.names = build, work, tag, list(names)
         self.tenant = tenant
+        self.top = top
         self.lcores = lcores or {"A": "0", "B": "1", "C": "0"}
         self.sw = {}
         self.prefix = {n: "%s-%s-%d" % (tag, n, os.getpid()) for n in self.names}
@@ -310,7 +311,7 @@ class Hosts:
         for n in self.names:
             cfg = os.path.join(self.work, "host-%s.json" % n)
             with open(cfg, "w") as f:
-                json.dump(local_config(n, self.tenant), f, indent=1)
+                json.dump(local_config(n, self.tenant, self.top), f, indent=1)
             # A start that draws a taken af_packet fanout group is tried again (roce_switch.py).
             self.sw[n] = start_switch_ready(self.build, self.prefix[n],
                                             ["net_af_packet0,iface=%s" % self.link("u", n),

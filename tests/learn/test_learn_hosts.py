@@ -6,7 +6,7 @@ The topology of tests/cluster/hosts.py with two hosts: switches A and B
 (10.0.0.1/2) on net_af_packet over veths joined by the bridge l2br, blue's VMs
 192.168.1.10 and .20 as raw sockets in the namespaces l2vmA and l2vmB, one etcd
 member on loopback (client port 23850). blue learns its QPs ("qp_learning",
-"qp_idle_s": 3); etcd holds its two endpoints and nothing else.
+"qp_idle_s": 3); DCQCN is on; etcd holds its two endpoints and nothing else.
 
 1. A's VM sends 20 RC SENDs to (.20, QP 33) at once: A holds them, writes the
    half record qps/blue/192.168.1.20/33 into etcd without a pqpn on its lease,
@@ -23,7 +23,8 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    as sent; the REQ and REP teach each switch the half its VM will send on,
    so the first WRITE each way is not held; with both QPNs known each switch
    writes its record again naming its VM's QPN, and the two records make the
-   connection whole on both hosts; a MAD of another class to QP1 is
+   connection whole on both hosts: a CE mark on it gets B's CNP, which A's
+   reaction point takes; a MAD of another class to QP1 is
    dropped (`gsi`) and counted;
    then a DREQ and a DREP with a wrong Communication ID are forwarded but
    remove nothing (`cm_unmatched` on both switches); a DREQ alone removes
@@ -142,6 +143,15 @@ def cm_step(etcd, hs):
           "etcd's two records name each other, keep their pqpns and stay on their writers' leases", (rec_a, rec_b))
     check(all(learn_of(hs, "paired")[n] >= 1 for n in "AB"), "each switch counts its record paired",
           learn_of(hs, "paired"))
+    # The pair knows the sender's pqpn: a CE-marked frame from A's VM makes B's notification point send
+    # a CNP to it, which A's reaction point takes (a half has neither).
+    before = [cc_of(hs, n) for n in "AB"]
+    hs.drain()
+    hs.send("A", h.vm_frame("A", "B", 34, 50, tos=3))
+    check(h.until(lambda: cc_of(hs, "B")["np_cnp_sent"] == before[1]["np_cnp_sent"] + 1 and
+                  cc_of(hs, "A")["rp_cnp_handled"] == before[0]["rp_cnp_handled"] + 1, 3, 0.02),
+          "a CE mark on the pair: B's notification point sends a CNP, A's reaction point takes it",
+          (before, [cc_of(hs, n) for n in "AB"]))
     held = [(hs.tel(n, "/roce/learn") or {}).get("frames_held_total") for n in "AB"]
     hs.drain()
     hs.send("A", h.vm_frame("A", "B", 34, 0))
@@ -176,6 +186,11 @@ def conns(hs, n):
 def out_to(hs, n, q):
     """Does switch @n send to the peer's vqpn @q: an outgoing half, or a whole (paired) connection?"""
     return any(c.get("half") in (None, "out") and c.get("remote_vqpn") == q for c in conns(hs, n))
+
+
+def cc_of(hs, n):
+    """Blue's DCQCN counters on switch @n."""
+    return (hs.tel(n, "/roce/dcqcn") or {}).get("blue") or {}
 
 
 def whole(hs, n, lq, rq):
@@ -348,7 +363,7 @@ def main():
     work = tempfile.mkdtemp(prefix="learn-hosts-")
     etcd = h.Etcd(work, ETCD_BASE, 1, "l2")
     hs = h.Hosts(build, work, "l2", names=("A", "B"), lcores={"A": "0", "B": "1"},
-                 tenant={"qp_learning": True, "qp_idle_s": 3})
+                 tenant={"qp_learning": True, "qp_idle_s": 3}, top={"dcqcn": {"enabled": True, "profile": "nvidia"}})
     try:
         steps(etcd, hs)
     except Exception:
