@@ -116,7 +116,18 @@ res_endpoint(struct prep *p, const struct cfg_inc_key *key)
 	return res_find(p, CFG_DK_ENDPOINTS, &ek);
 }
 
-/* The QP @q, as it will run, and its peer name each other with the right types. */
+/*
+ * A learning tenant's QP that names its peer's vqpn: it connects when its
+ * peer's record names it back and is alone (a half) until then
+ * (cfg_qp_alone()), so it is checked as a half is.
+ */
+static bool
+learned_end(const struct cfg *c, const struct cfg_qp *q)
+{
+	return q->has_peer && q->has_peer_vqpn && q->tenant >= 0 && c->tenants[q->tenant].qp_learning;
+}
+
+/* The QP @q, as it will run, and its peer name each other with the right types (or @q is alone). */
 static bool
 peer_ok(struct prep *p, const struct cfg_qp *q)
 {
@@ -125,17 +136,19 @@ peer_ok(struct prep *p, const struct cfg_qp *q)
 
 	if (!q->has_peer)
 		return true;
-	if (cfg_qp_half(q)) {
-		/* A half: its tenant learns and its source is an endpoint of it (cfg_half_check()). */
+	if (!cfg_qp_half(q) && q->peer_vqpn == q->vqpn && cfg_ip_equal(&q->peer_vip, &q->vip))
+		return false;           /* its own peer */
+	if (learned_end(p->run, q) || cfg_qp_half(q)) {
+		/*
+		 * A half, or a learning tenant's end, paired or alone (cfg_qp_alone()): its
+		 * tenant learns and its source is an endpoint of it (cfg_half_check()).
+		 */
 		struct cfg_inc_key ek = { q->tenant, q->peer_vip, 0 };
 
 		return p->run->tenants[q->tenant].qp_learning && res_find(p, CFG_DK_ENDPOINTS, &ek);
 	}
-	if (q->peer_vqpn == q->vqpn && cfg_ip_equal(&q->peer_vip, &q->vip))
-		return false;           /* its own peer */
 	r = res_find(p, CFG_DK_QPS, &pk);
-	return r && (int)r->type == cfg_qp_peer_type(q->type) && r->has_peer && r->has_peer_vqpn && r->peer_vqpn == q->vqpn &&
-	       cfg_ip_equal(&r->peer_vip, &q->vip);
+	return r && cfg_qp_names_back(q, r);
 }
 
 static void
@@ -505,20 +518,6 @@ no_source_deleted(const struct prep *p)
 	return true;
 }
 
-/* A learned end put or deleted (cfg_inc_learned_end()): the whole path, which pairs the ends. */
-static bool
-no_learned_end(struct prep *p)
-{
-	for (uint32_t i = 0; i < p->b[CFG_DK_QPS].n; i++) {
-		const struct bent *b = &p->b[CFG_DK_QPS].e[i];
-
-		if ((b->run >= 0 && cfg_inc_learned_end(p->run, &p->run->qps[b->run])) ||
-		    (b->put >= 0 && cfg_inc_learned_end(p->run, put_rec(p, CFG_DK_QPS, b->put))))
-			return false;
-	}
-	return true;
-}
-
 static int
 prep_run(struct prep *p, const struct cfg_jv *root, struct cfg_inc *inc)
 {
@@ -548,7 +547,7 @@ prep_run(struct prep *p, const struct cfg_jv *root, struct cfg_inc *inc)
 	p->ld.c = &p->s;
 	p->ld.tenant_by_name = p->x->tname;
 	p->ld.port_by_name = p->x->pname;
-	if (!parse_deletes(p, del, inc) || !parse_puts(p, put, inc) || !no_source_deleted(p) || !no_learned_end(p) || !check_endpoints(p) ||
+	if (!parse_deletes(p, del, inc) || !parse_puts(p, put, inc) || !no_source_deleted(p) || !check_endpoints(p) ||
 	    !check_deleted(p) || !check_puts(p))
 		return p->ld.dg.oom ? -1 : 0;
 	return emit(p, inc);

@@ -239,8 +239,8 @@ qp_link_peer(struct cfg *c, const struct cfg_qp *r)
 		return;         /* a half has no peer record */
 	key = (struct cfg_inc_key){ r->tenant, r->peer_vip, r->peer_vqpn };
 	j = cfg_inc_find(c, CFG_DK_QPS, &key);
-	if (j < 0)
-		return;
+	if (j < 0 || !cfg_qp_names_back(&c->qps[i], &c->qps[j]))
+		return;         /* a learning tenant's end alone (cfg_qp_alone()) */
 	c->qps[i].peer = (int)j;
 	c->qps[j].peer = (int)i;
 }

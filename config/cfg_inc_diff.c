@@ -147,9 +147,6 @@ diff_kind(const struct cfg *run, const struct cfg *file, int k, int op, struct c
 
 		cfg_inc_rec_key(from, k, i, &key);
 		j = cfg_inc_find(other, k, &key);
-		/* A learned end added or deleted (cfg_inc_learned_end()): not for this path. */
-		if (k == CFG_DK_QPS && j < 0 && op != CFG_INC_REPLACE && cfg_inc_learned_end(from, r))
-			return 0;
 		if (op == CFG_INC_DELETE) {
 			if (j < 0 && learning_ep(from, k, r))
 				return 0;
@@ -171,9 +168,8 @@ diff_kind(const struct cfg *run, const struct cfg *file, int k, int op, struct c
 										   cfg_inc_mr_equal(o, r);
 		if (eq || op != CFG_INC_REPLACE)
 			continue;
-		if (k == CFG_DK_ENDPOINTS ||
-		    (k == CFG_DK_QPS && (cfg_inc_learned_end(other, o) || cfg_inc_learned_end(from, r))))
-			return 0;       /* an endpoint modified, a learned end replaced: not for this path */
+		if (k == CFG_DK_ENDPOINTS)
+			return 0;       /* an endpoint modified: not for this path */
 		if (cfg_inc_push(inc, k, op, o, r) < 0)
 			return -1;
 		inc->sum.put[k]++;

@@ -286,12 +286,6 @@ cfg_inc_ep_equal(const struct cfg_endpoint *a, const struct cfg_endpoint *b)
 }
 
 bool
-cfg_inc_learned_end(const struct cfg *c, const struct cfg_qp *q)
-{
-	return q->has_peer && q->has_peer_vqpn && q->tenant >= 0 && c->tenants[q->tenant].qp_learning;
-}
-
-bool
 cfg_inc_qp_equal(const struct cfg_qp *a, const struct cfg_qp *b)
 {
 	return a->tenant == b->tenant && cfg_ip_equal(&a->vip, &b->vip) && a->vqpn == b->vqpn &&

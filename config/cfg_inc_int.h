@@ -80,14 +80,6 @@ bool cfg_inc_ep_equal(const struct cfg_endpoint *a, const struct cfg_endpoint *b
 bool cfg_inc_qp_equal(const struct cfg_qp *a, const struct cfg_qp *b);
 bool cfg_inc_mr_equal(const struct cfg_mr *a, const struct cfg_mr *b);
 
-/*
- * A learning tenant's QP that names its peer's vqpn: whether it connects
- * depends on its peer's record too (cfg_qp_alone()), which the overlay's
- * changes in place do not follow; a batch that puts or deletes one takes the
- * whole path.
- */
-bool cfg_inc_learned_end(const struct cfg *c, const struct cfg_qp *q);
-
 /* Append a change to @inc. Returns 0 or -1 (ENOMEM). */
 int cfg_inc_push(struct cfg_inc *inc, int kind, int op, const void *old, const void *new);
 

@@ -176,6 +176,15 @@ struct ovl_qp {
 	uint8_t type;             /* enum cfg_qp_type */
 	bool local;
 	bool retired;
+	/*
+	 * What the record names, for changes in place: its peer's endpoint
+	 * (a half's source; OVL_NONE for UD) and vqpn (0 in a half), and its
+	 * cap.  A learning tenant's QP that names a peer record which does not
+	 * name it back is alone, a half (cfg_qp_alone()), until it does.
+	 */
+	uint32_t peer_ep;
+	uint32_t peer_vqpn;
+	uint64_t rate_bps;
 };
 
 /* Fields each direction reads per packet come first, beside its template. */

@@ -198,7 +198,9 @@ ovl_build(const struct cfg *c, char *err, size_t err_len)
 		const struct cfg_qp *cq = &c->qps[i];
 		struct ovl_qp *q = &o->qps[i];
 
-		ovl_qp_fill(o, cq, (uint32_t)cq->endpoint, q);
+		ovl_qp_fill(o, cq, (uint32_t)cq->endpoint,
+			    cq->has_peer ? ovl_lookup_endpoint(o, (uint32_t)cq->tenant, cq->peer_vip.b,
+							       cq->peer_vip.ver == 6 ? 16 : 4) : OVL_NONE, q);
 		q->peer = cq->peer >= 0 ? (uint32_t)cq->peer : OVL_NONE;
 		o->tenants[q->tenant].n_qps++;
 		if (q->local)

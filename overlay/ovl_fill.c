@@ -350,9 +350,12 @@ ovl_qp_key(uint32_t tenant, const struct ovl_ip *vip, uint32_t vqpn)
 
 /* A QP of the configuration as the overlay holds it; the peer is resolved by the caller. */
 void
-ovl_qp_fill(const struct ovl *o, const struct cfg_qp *cq, uint32_t endpoint, struct ovl_qp *q)
+ovl_qp_fill(const struct ovl *o, const struct cfg_qp *cq, uint32_t endpoint, uint32_t peer_ep, struct ovl_qp *q)
 {
 	memset(q, 0, sizeof(*q));
+	q->peer_ep = cq->has_peer ? peer_ep : OVL_NONE;
+	q->peer_vqpn = cq->has_peer && cq->has_peer_vqpn ? cq->peer_vqpn : 0;
+	q->rate_bps = cq->rate.set ? cq->rate.bps : 0;
 	q->tenant = (uint32_t)cq->tenant;
 	q->endpoint = endpoint;
 	q->vqpn = cq->vqpn;
@@ -361,6 +364,15 @@ ovl_qp_fill(const struct ovl *o, const struct cfg_qp *cq, uint32_t endpoint, str
 	q->peer = OVL_NONE;
 	q->conn = OVL_NONE;
 	q->local = o->endpoints[endpoint].local;
+}
+
+bool
+ovl_qp_names_back(const struct ovl *o, uint32_t x, uint32_t r)
+{
+	const struct ovl_qp *a = &o->qps[x], *b = &o->qps[r];
+
+	return b->peer_ep == a->endpoint && b->peer_vqpn == a->vqpn && a->peer_vqpn &&
+	       (int)b->type == cfg_qp_peer_type(a->type);
 }
 
 void

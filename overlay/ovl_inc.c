@@ -185,7 +185,7 @@ qp_add(struct priv *p, struct ovl *h, const struct cfg_qp *cq, uint32_t *out, ch
 	if ((id = oi_slot_take(p, h, K_QP)) == OVL_NONE)
 		FAIL("no room for another QP");
 	q = &h->qps[id];
-	ovl_qp_fill(h, cq, ep, q);
+	ovl_qp_fill(h, cq, ep, cq->has_peer ? ep_slot_cfg(p, h, cq->tenant, &cq->peer_vip) : OVL_NONE, q);
 	if (oi_plan(p, T_QP, &k, id))
 		FAIL("out of memory");
 	if (q->type == CFG_QP_UD) {
@@ -247,26 +247,29 @@ fail:
 }
 
 /*
- * The connection of the new half QP @hq (of record @cq), if one of its ends
- * is on this host; @old the one of the record it replaces, carried on when
- * it is the same half (the same kind, from the same source).
+ * The connection of QP @hq alone (a half, cfg_qp_alone()), if one of its
+ * ends is on this host, into *@out (else OVL_NONE); @old the connection its
+ * record had, carried on when it is the same half (the same kind, from the
+ * same source).
  */
 static int
-half_build(struct priv *p, struct ovl_inc *oi, struct ovl *h, uint32_t hq, const struct cfg_qp *cq, uint32_t old,
-	   char *err, size_t err_len)
+half_build(struct priv *p, struct ovl_inc *oi, struct ovl *h, uint32_t hq, uint32_t old, uint32_t *out, char *err,
+	   size_t err_len)
 {
-	uint32_t se = ep_slot_cfg(p, h, cq->tenant, &cq->peer_vip), id;
+	const struct ovl_qp *q = &h->qps[hq];
+	uint32_t se = q->peer_ep, id;
 	struct ovl_conn *cn;
 	struct ovl_key k;
 
+	*out = OVL_NONE;
 	if (se == OVL_NONE)
 		FAIL("a half's source endpoint not found");
-	if (!h->endpoints[se].local && !h->qps[hq].local)
+	if (!h->endpoints[se].local && !q->local)
 		return 0;
 	if ((id = oi_slot_take(p, h, K_CONN)) == OVL_NONE)
 		FAIL("no room for another connection");
 	cn = &h->conns[id];
-	if (ovl_half_fill(h, hq, se, cq->rate.set ? cq->rate.bps : 0, cn, "qp", err, err_len) < 0)
+	if (ovl_half_fill(h, hq, se, q->rate_bps, cn, "qp", err, err_len) < 0)
 		goto fail;
 	ovl_half_key(h, cn, &k);
 	if (oi_plan(p, cn->half == OVL_HALF_OUT ? T_TENANT : T_FABRIC, &k, OVL_V_CONN | id))
@@ -279,10 +282,167 @@ half_build(struct priv *p, struct ovl_inc *oi, struct ovl *h, uint32_t hq, const
 		FAIL("out of memory");
 	tenant_count(h, cn->tenant, 0, 0, (cn->rate_bps ? 1 : 0) - (old != OVL_NONE && h->conns[old].rate_bps ? 1 : 0));
 	h->live_conns++;
-	h->qps[hq].conn = id;
+	*out = id;
 	return 0;
 fail:
 	return -1;
+}
+
+/* Does QP @q run alone (a half, or a learning tenant's end its peer does not name back)? */
+static bool
+alone(const struct ovl_qp *q)
+{
+	return q->peer_ep != OVL_NONE && q->peer == OVL_NONE;
+}
+
+/* Is running QP @q among the fixups, the running QPs whose peer changes? */
+static bool
+fixed(const struct priv *p, uint32_t q)
+{
+	for (uint32_t f = 0; f < p->n_fix; f++)
+		if (p->fix[f].qp == q)
+			return true;
+	return false;
+}
+
+static int
+fix_push(struct priv *p, uint32_t q, uint32_t peer)
+{
+	if (oi_grow((void **)&p->fix, &p->cap_fix, p->n_fix, sizeof(*p->fix)))
+		return -1;
+	p->fix[p->n_fix++] = (struct fixup){ .qp = q, .peer = peer };
+	return 0;
+}
+
+/* Connection @id goes, and its keys, unless what is built later puts them again. */
+static int
+conn_drop(struct priv *p, struct ovl *h, uint32_t id)
+{
+	const struct ovl_conn *cn = &h->conns[id];
+	struct ovl_key kt, kf;
+
+	if (cn->half) {
+		ovl_half_key(h, cn, &kt);
+		return oi_plan(p, cn->half == OVL_HALF_OUT ? T_TENANT : T_FABRIC, &kt, OVL_NONE) ||
+		       oi_retire(p, K_CONN, id);
+	}
+	ovl_conn_keys(h, cn, &kt, &kf);
+	return oi_plan(p, T_TENANT, &kt, OVL_NONE) || oi_plan(p, T_FABRIC, &kf, OVL_NONE) || oi_retire(p, K_CONN, id);
+}
+
+/*
+ * The QPs of the batch: removed (deleted, or replaced: a replacement is a new
+ * record in a new slot), added, their peers resolved (a new QP and the record
+ * it names pair when they name each other; a learning tenant's end that is
+ * not named back runs alone), the running QPs whose pair comes or goes found
+ * (the fixups), their old connections dropped, then the connections of the
+ * new QPs and of the fixups built.
+ */
+static int
+qps_change(struct priv *p, struct ovl_inc *oi, struct ovl *h, const struct cfg_inc *ci, char *err, size_t err_len)
+{
+	uint32_t *new_qp = calloc(ci->n + 1, sizeof(*new_qp)), *old_conn = calloc(ci->n + 1, sizeof(*old_conn));
+	uint32_t *old_peer = calloc(ci->n + 1, sizeof(*old_peer)), *fix_old = NULL, *new_conn = NULL, id;
+	int rc = -1;
+
+	if (!new_qp || !old_conn || !old_peer)
+		FAIL("out of memory");
+	for (uint32_t i = 0; i < ci->n; i++) {
+		const struct cfg_inc_change *ch = &ci->ch[i];
+		struct ovl_key k;
+
+		old_conn[i] = old_peer[i] = OVL_NONE;
+		if (ch->kind != CFG_DK_QPS || ch->op == CFG_INC_ADD)
+			continue;
+		k = qp_key_cfg(&ch->old.qp);
+		id = oi_planned(p, h, T_QP, &k);
+		if (id == OVL_NONE)
+			FAIL("qp to remove not found");
+		old_conn[i] = h->qps[id].conn;
+		old_peer[i] = h->qps[id].peer;
+		if (qp_remove(p, h, id))
+			FAIL("out of memory");
+	}
+	for (uint32_t i = 0; i < ci->n; i++) {
+		const struct cfg_inc_change *ch = &ci->ch[i];
+
+		new_qp[i] = OVL_NONE;
+		if (ch->kind != CFG_DK_QPS || ch->op == CFG_INC_DELETE)
+			continue;
+		if (qp_add(p, h, &ch->new.qp, &new_qp[i], err, err_len))
+			goto fail;
+	}
+	/* Peers: a new QP and the record it names, when that names it back (a configured pair always does). */
+	for (uint32_t i = 0; i < ci->n; i++) {
+		const struct cfg_inc_change *ch = &ci->ch[i];
+		struct ovl_qp *q;
+		struct ovl_key k;
+		struct ovl_ip pv;
+		uint32_t r;
+
+		if (new_qp[i] == OVL_NONE || !ch->new.qp.has_peer || cfg_qp_half(&ch->new.qp))
+			continue;
+		q = &h->qps[new_qp[i]];
+		ovl_ip_from_cfg(&pv, &ch->new.qp.peer_vip);
+		k = ovl_qp_key(q->tenant, &pv, ch->new.qp.peer_vqpn);
+		r = oi_planned(p, h, T_QP, &k);
+		if (r == OVL_NONE || !ovl_qp_names_back(h, new_qp[i], r)) {
+			if (h->tenants[q->tenant].qp_learning)
+				continue;       /* alone */
+			FAIL("a QP's peer not found");
+		}
+		q->peer = r;
+		/* A running peer points at this record now (the one it replaces, or none before). */
+		if (!oi_marked(p, M_NEW_QP, r) && fix_push(p, r, new_qp[i]))
+			FAIL("out of memory");
+	}
+	/* Running QPs whose peer went, and that no new record pairs with: alone. */
+	for (uint32_t i = 0; i < ci->n; i++)
+		if (old_peer[i] != OVL_NONE && !oi_retiring(p, K_QP, old_peer[i]) && !fixed(p, old_peer[i]) &&
+		    fix_push(p, old_peer[i], OVL_NONE))
+			FAIL("out of memory");
+	/* Their connections go first, keys included, so that what is built below keeps its keys. */
+	fix_old = calloc(p->n_fix + 1, sizeof(*fix_old));
+	new_conn = calloc(p->n_fix + 1, sizeof(*new_conn));
+	if (!fix_old || !new_conn)
+		FAIL("out of memory");
+	for (uint32_t f = 0; f < p->n_fix; f++) {
+		fix_old[f] = h->qps[p->fix[f].qp].conn;
+		if (fix_old[f] != OVL_NONE && conn_drop(p, h, fix_old[f]))
+			FAIL("out of memory");
+	}
+	/* Connections: new QPs alone or local with a peer, then the fixups. */
+	for (uint32_t i = 0; i < ci->n; i++) {
+		struct ovl_qp *q;
+		uint32_t old = ci->ch[i].op == CFG_INC_REPLACE ? old_conn[i] : OVL_NONE;
+
+		if (new_qp[i] == OVL_NONE)
+			continue;
+		q = &h->qps[new_qp[i]];
+		if (alone(q) ? half_build(p, oi, h, new_qp[i], old, &q->conn, err, err_len) :
+		    q->local && q->peer != OVL_NONE &&
+		    conn_build(p, oi, h, new_qp[i], q->peer, q->rate_bps, old, &q->conn, err, err_len))
+			goto fail;
+	}
+	for (uint32_t f = 0; f < p->n_fix; f++) {
+		uint32_t qi = p->fix[f].qp, peer = p->fix[f].peer;
+		const struct ovl_qp *q = &h->qps[qi];
+
+		new_conn[f] = OVL_NONE;
+		if (peer == OVL_NONE ? half_build(p, oi, h, qi, fix_old[f], &new_conn[f], err, err_len) :
+		    q->local && conn_build(p, oi, h, qi, peer, q->rate_bps, fix_old[f], &new_conn[f], err, err_len))
+			goto fail;
+	}
+	p->conn_of_new = new_conn;
+	new_conn = NULL;
+	rc = 0;
+fail:
+	free(new_qp);
+	free(old_conn);
+	free(old_peer);
+	free(fix_old);
+	free(new_conn);
+	return rc;
 }
 
 int
@@ -291,7 +451,6 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 {
 	struct priv *p = calloc(1, sizeof(*p));
 	struct ovl *h = malloc(sizeof(*h));
-	uint32_t *new_qp = NULL, *old_conn = NULL, *new_conn = NULL;
 
 	memset(oi, 0, sizeof(*oi));
 	oi->priv = p;
@@ -319,10 +478,6 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 		FAIL("no room for %u more QPs", puts);
 	if (oi_priv_init(p, h, ci->n))
 		FAIL("out of memory");
-	new_qp = calloc(ci->n + 1, sizeof(*new_qp));
-	old_conn = calloc(ci->n + 1, sizeof(*old_conn));
-	if (!new_qp || !old_conn)
-		FAIL("out of memory");
 
 	/* Endpoints deleted, then added (a key deleted and put again ends put). */
 	for (uint32_t i = 0; i < ci->n; i++) {
@@ -343,97 +498,8 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 		if (ch->kind == CFG_DK_ENDPOINTS && ch->op == CFG_INC_ADD && endpoint_add(p, h, c, &ch->new.ep, err, err_len))
 			goto fail;
 	}
-	/* QPs removed (deleted or replaced), then added. */
-	for (uint32_t i = 0; i < ci->n; i++) {
-		const struct cfg_inc_change *ch = &ci->ch[i];
-		struct ovl_key k;
-		uint32_t id;
-
-		old_conn[i] = OVL_NONE;
-		if (ch->kind != CFG_DK_QPS || ch->op == CFG_INC_ADD)
-			continue;
-		k = qp_key_cfg(&ch->old.qp);
-		id = oi_planned(p, h, T_QP, &k);
-		if (id == OVL_NONE)
-			FAIL("qp to remove not found");
-		old_conn[i] = h->qps[id].conn;
-		if (qp_remove(p, h, id))
-			FAIL("out of memory");
-	}
-	for (uint32_t i = 0; i < ci->n; i++) {
-		const struct cfg_inc_change *ch = &ci->ch[i];
-
-		new_qp[i] = OVL_NONE;
-		if (ch->kind != CFG_DK_QPS || ch->op == CFG_INC_DELETE)
-			continue;
-		if (qp_add(p, h, &ch->new.qp, &new_qp[i], err, err_len))
-			goto fail;
-	}
-	/* Peers, and the running local QPs whose peer is a new record. */
-	for (uint32_t i = 0; i < ci->n; i++) {
-		const struct cfg_inc_change *ch = &ci->ch[i];
-		struct ovl_qp *q;
-		struct ovl_key k;
-		struct ovl_ip pv;
-		uint32_t r;
-
-		if (new_qp[i] == OVL_NONE || !ch->new.qp.has_peer || cfg_qp_half(&ch->new.qp))
-			continue;
-		q = &h->qps[new_qp[i]];
-		ovl_ip_from_cfg(&pv, &ch->new.qp.peer_vip);
-		k = ovl_qp_key(q->tenant, &pv, ch->new.qp.peer_vqpn);
-		r = oi_planned(p, h, T_QP, &k);
-		if (r == OVL_NONE)
-			FAIL("a QP's peer not found");
-		q->peer = r;
-		/* A running peer points back at the record this one replaces: it is pointed here. */
-		if (!oi_marked(p, M_NEW_QP, r)) {
-			if (oi_grow((void **)&p->fix, &p->cap_fix, p->n_fix, sizeof(*p->fix)))
-				FAIL("out of memory");
-			p->fix[p->n_fix++] = (struct fixup){ .qp = r, .peer = new_qp[i] };
-		}
-	}
-	/* Connections: new local QPs with a peer, and running local QPs whose peer changed. */
-	for (uint32_t i = 0; i < ci->n; i++) {
-		const struct cfg_inc_change *ch = &ci->ch[i];
-		struct ovl_qp *q;
-		uint32_t id;
-
-		if (new_qp[i] == OVL_NONE)
-			continue;
-		if (cfg_qp_half(&ch->new.qp)) {
-			if (half_build(p, oi, h, new_qp[i], &ch->new.qp, ch->op == CFG_INC_REPLACE ? old_conn[i] : OVL_NONE,
-				       err, err_len))
-				goto fail;
-			continue;
-		}
-		q = &h->qps[new_qp[i]];
-		if (!q->local || q->peer == OVL_NONE)
-			continue;
-		if (conn_build(p, oi, h, new_qp[i], q->peer, ch->new.qp.rate.set ? ch->new.qp.rate.bps : 0,
-			       ch->op == CFG_INC_REPLACE ? old_conn[i] : OVL_NONE, &id, err, err_len))
-			goto fail;
-		q->conn = id;
-	}
-	new_conn = calloc(p->n_fix + 1, sizeof(*new_conn));
-	if (!new_conn)
-		FAIL("out of memory");
-	for (uint32_t f = 0; f < p->n_fix; f++) {
-		const struct ovl_qp *q = &h->qps[p->fix[f].qp];
-		uint32_t old = q->conn;
-
-		new_conn[f] = OVL_NONE;
-		if (!q->local)
-			continue;
-		if (old == OVL_NONE)
-			FAIL("a running local QP without its connection");
-		if (oi_retire(p, K_CONN, old) ||
-		    conn_build(p, oi, h, p->fix[f].qp, p->fix[f].peer, h->conns[old].rate_bps, old, &new_conn[f], err,
-			       err_len))
-			goto fail;
-	}
-	p->conn_of_new = new_conn;
-	new_conn = NULL;
+	if (qps_change(p, oi, h, ci, err, err_len))
+		goto fail;
 	/* Connections of removed QPs that no new record carries on: removed. */
 	for (uint32_t i = 0; i < p->n_retire[K_CONN]; i++) {
 		uint32_t from = p->retire[K_CONN][i];
@@ -489,13 +555,8 @@ ovl_inc_prepare(struct ovl *o, const struct cfg *c, const struct cfg_inc *ci, st
 	}
 	if (p->marks_full || oi_tables_full(p, h))
 		FAIL("a table would be too full");
-	free(new_qp);
-	free(old_conn);
 	return 0;
 fail:
-	free(new_qp);
-	free(old_conn);
-	free(new_conn);
 	ovl_inc_abort(oi);
 	return -1;
 }

@@ -230,9 +230,9 @@ ovl_inc_commit(struct ovl_inc *oi)
 	for (uint32_t f = 0; f < p->n_fix; f++) {
 		struct ovl_qp *q = &h->qps[p->fix[f].qp];
 
+		/* Its pair came (a new connection, or none when it is remote) or went (its half, or none). */
 		__atomic_store_n(&q->peer, p->fix[f].peer, __ATOMIC_RELEASE);
-		if (p->conn_of_new[f] != OVL_NONE)
-			__atomic_store_n(&q->conn, p->conn_of_new[f], __ATOMIC_RELEASE);
+		__atomic_store_n(&q->conn, p->conn_of_new[f], __ATOMIC_RELEASE);
 	}
 	for (int kind = 0; kind < 5; kind++) {
 		struct ovl_slots *s = oi_slots_of(h, kind);

@@ -69,7 +69,9 @@ void ovl_acl_conn(const struct ovl *o, struct ovl_conn *cn);
 /* Records from their configuration; errors are reported as "@where.field: ...". */
 int ovl_endpoint_fill(const struct ovl *o, const struct cfg *c, const struct cfg_endpoint *ce,
 		      struct ovl_endpoint *e, const char *where, char *err, size_t err_len);
-void ovl_qp_fill(const struct ovl *o, const struct cfg_qp *cq, uint32_t endpoint, struct ovl_qp *q);
+void ovl_qp_fill(const struct ovl *o, const struct cfg_qp *cq, uint32_t endpoint, uint32_t peer_ep, struct ovl_qp *q);
+/* Do running QPs @x and @r (the record @x names) name each other with types that go together? */
+bool ovl_qp_names_back(const struct ovl *o, uint32_t x, uint32_t r);
 void ovl_mr_fill(const struct cfg_mr *cm, uint32_t endpoint, struct ovl_mr *m);
 /*
  * The connection of the half QP @h (cfg_qp_half()) whose source is the

@@ -351,8 +351,7 @@ test_paths_agree(void)
 
 /*
  * A learning tenant's ends (peer with a vqpn) connect when both name each
- * other, and are halves until then (cfg_qp_alone()), on the whole path:
- * the in-place one declines them.
+ * other, and are halves until then (cfg_qp_alone()), on both paths alike.
  */
 static void
 test_learned_ends(void)
@@ -367,7 +366,10 @@ test_learned_ends(void)
 	cfg_free(run);
 	/* The same by a delta, and the other end named back: a pair. */
 	CU_ASSERT_EQUAL(both(REQ("\"qps\":[" FULL("blue", "192.168.1.40", 60, 16385, "rc", "192.168.1.20", 33) "]", "")),
-			BOTH_FULL);
+			BOTH_INC);
+	CU_ASSERT_EQUAL(both(REQ("\"qps\":[" FULL("blue", "192.168.1.40", 60, 16385, "rc", "192.168.1.20", 33) ","
+				 FULL("blue", "192.168.1.20", 33, 8193, "rc", "192.168.1.40", 60) "]", "")),
+			BOTH_INC);
 	run = load(BASE);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(run);
 	c = delta(run, REQ("\"qps\":[" FULL("blue", "192.168.1.40", 60, 16385, "rc", "192.168.1.20", 33) ","
@@ -387,10 +389,10 @@ test_learned_ends(void)
 	cfg_free(run);
 	/* (.30, 40) becomes a half: its peer (.10, 18) is alone. */
 	CU_ASSERT_EQUAL(both(REQ("\"qps\":[" HALF("blue", "192.168.1.30", 40, 12289, "rc", "192.168.1.10") "]", "")),
-			BOTH_FULL);
+			BOTH_INC);
 	/* An end that names an end of another type is alone too; one that names itself is an error. */
 	CU_ASSERT_EQUAL(both(REQ("\"qps\":[" FULL("blue", "192.168.1.40", 60, 16385, "uc", "192.168.1.10", 18) "]", "")),
-			BOTH_FULL);
+			BOTH_INC);
 	run = load(BASE);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(run);
 	refused(delta(run, REQ("\"qps\":[" FULL("blue", "192.168.1.40", 60, 16385, "rc", "192.168.1.40", 60) "]", "")),
@@ -410,8 +412,8 @@ test_reload_diff(void)
 			HALF("blue", "192.168.1.10", 18, 4098, "rc", "192.168.1.30") ","
 			HALF("blue", "192.168.1.30", 40, 12289, "rc", "192.168.1.10")));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(file);
-	/* The pair (.10, 18) and (.30, 40) of blue, a learning tenant, comes apart: the whole path's. */
-	CU_ASSERT_EQUAL(diff_agrees(run, file), 0);
+	/* The pair (.10, 18) and (.30, 40) of blue, a learning tenant, comes apart, in place too. */
+	CU_ASSERT_EQUAL(diff_agrees(run, file), 1);
 	cfg_free(file);
 	file = load(DOC(HALF("blue", "192.168.1.20", 33, 8193, "uc", "192.168.1.30") ","
 			HALF("blue", "192.168.1.30", 41, 12290, "uc", "192.168.1.10") ","

@@ -2,7 +2,8 @@
 /*
  * Incremental overlay changes (overlay/ovl_inc.h) against the whole build:
  * a seeded random walk of configurations (RC pairs local-remote, hairpin and
- * remote-remote, UD QPs, learned halves from any endpoint to any other, MRs, a
+ * remote-remote, UD QPs, learned halves from any endpoint to any other, paired
+ * by RDMA-CM or naming a QPN alone and coming apart again, MRs, a
  * pqpn or rate changed on one side, endpoints with XRC SRQs coming and going) is applied step by step to one overlay in
  * place, and after every step each lookup the lcores make (by_tenant,
  * by_fabric, by_mr, by_ep, by_srq) must give what ovl_build() of the same
@@ -42,10 +43,14 @@ struct ud {
 	bool live;
 };
 
-/* A learned QP: endpoint src sends to (dst, v), whose host gave it pqpn p. */
+/*
+ * A learned QP: endpoint src sends to (dst, v), whose host gave it pqpn p;
+ * pv, when not 0, is src's own QPN, which the record names (a pair when
+ * src's record (src, pv) names this one back, else alone).
+ */
 struct half {
 	int src, dst;
-	unsigned v, p, rate_mbps;
+	unsigned v, p, rate_mbps, pv;
 	bool live;
 };
 
@@ -158,7 +163,7 @@ world_cfg(void)
 			n = qp_json(j, n, cap, w.ud[i].ep, w.ud[i].v, w.ud[i].p, "ud", -1, 0, 0);
 	for (int i = 0; i < MAX_HALF; i++)
 		if (w.half[i].live)
-			n = qp_json(j, n, cap, w.half[i].dst, w.half[i].v, w.half[i].p, "rc", w.half[i].src, 0,
+			n = qp_json(j, n, cap, w.half[i].dst, w.half[i].v, w.half[i].p, "rc", w.half[i].src, w.half[i].pv,
 				    w.half[i].rate_mbps);
 	n = emit(j, n, cap, "], \"mrs\": [");
 	for (int i = 0, first = 1; i < MAX_MR; i++) {
@@ -187,7 +192,7 @@ world_step(void)
 	unsigned ops = 1 + rnd(6);
 
 	for (unsigned k = 0; k < ops; k++) {
-		unsigned what = rnd(11), i;
+		unsigned what = rnd(13), i, j;
 
 		switch (what) {
 		case 0: case 1: /* add a pair: local-remote, hairpin or remote-remote */
@@ -237,6 +242,18 @@ world_step(void)
 				w.half[i] = (struct half){ .src = (int)rnd(N_EP), .dst = (int)rnd(N_EP), .v = w.next_v++,
 							   .p = w.next_p++, .rate_mbps = rnd(3) ? 0 : 100 + rnd(900),
 							   .live = true };
+			break;
+		case 11: /* a half gets its reverse, both naming each other (a pair), or only one of them (alone) */
+			i = rnd(MAX_HALF);
+			j = rnd(MAX_HALF);
+			if (!w.half[i].live || w.half[j].live || i == j)
+				break;
+			w.half[j] = (struct half){ .src = w.half[i].dst, .dst = w.half[i].src, .v = w.next_v++,
+						   .p = w.next_p++, .pv = rnd(4) ? w.half[i].v : 0, .live = true };
+			w.half[i].pv = rnd(4) ? w.half[j].v : w.next_v++;
+			break;
+		case 12: /* a record no longer names its source's QPN: its pair, if any, comes apart */
+			w.half[rnd(MAX_HALF)].pv = 0;
 			break;
 		default: /* an endpoint (with an XRC SRQ, no QPs) comes or goes */
 			i = rnd(2);
@@ -451,13 +468,25 @@ overlay_equal(const struct ovl *x, const struct ovl *y)
 	return true;
 }
 
+/* Do two live halves of the world name each other (a learned pair)? */
+static bool
+world_paired(void)
+{
+	for (int i = 0; i < MAX_HALF; i++)
+		for (int j = 0; j < MAX_HALF; j++)
+			if (w.half[i].live && w.half[j].live && w.half[i].pv == w.half[j].v && w.half[j].pv == w.half[i].v &&
+			    w.half[i].src == w.half[j].dst && w.half[j].src == w.half[i].dst)
+				return true;
+	return false;
+}
+
 static void
 test_random_walk(void)
 {
 	char err[256];
 	struct cfg *ca, *cb;
 	struct ovl *x;
-	unsigned applied = 0, rebuilt = 0, steps = 3000;
+	unsigned applied = 0, rebuilt = 0, paired = 0, steps = 3000;
 
 	memset(&w, 0, sizeof(w));
 	w.rnd = 20261125;
@@ -482,6 +511,8 @@ test_random_walk(void)
 			ovl_inc_reclaim(x);
 			applied++;
 		} else {
+			/* Only for want of room, as the data plane rebuilds then. */
+			CU_ASSERT(strstr(err, "no room") != NULL || strstr(err, "too full") != NULL);
 			ovl_free(x);
 			x = ovl_build(cb, err, sizeof(err));
 			CU_ASSERT_PTR_NOT_NULL_FATAL(x);
@@ -499,8 +530,11 @@ test_random_walk(void)
 		ovl_free(y);
 		cfg_free(ca);
 		ca = cb;
+		paired += world_paired();
 	}
-	printf("\n  %u steps: %u in place, %u rebuilt (no room), %u checks\n", steps, applied, rebuilt, checks);
+	printf("\n  %u steps: %u in place, %u rebuilt (no room), %u with a learned pair, %u checks\n", steps, applied,
+	       rebuilt, paired, checks);
+	CU_ASSERT(paired > steps / 4);
 	/* Most steps fit: the store has room for a quarter more than it was built with. */
 	CU_ASSERT(applied > steps * 9 / 10);
 	ovl_free(x);
