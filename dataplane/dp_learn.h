@@ -105,7 +105,7 @@ struct dp_learn_stats {
 	 * set up).
 	 */
 	uint64_t cm_removed, cm_unmatched;
-	/* Records written naming their source's QPN, which RDMA-CM told (docs/learning.md, "Pairs"). */
+	/* Records written naming their source's QPN, which a REP or the PSNs told (docs/learning.md, "Pairs"). */
 	uint64_t paired;
 };
 extern struct dp_learn_stats dp_learn_st;

@@ -400,7 +400,8 @@ expire(void)
 	pthread_mutex_unlock(&dp.ctl_lock);
 	if (out)
 		dp_learner_forget(out);
-	/* Pairs that RDMA-CM told before their record was in force here. */
+	/* Pairs the PSNs tell, and those RDMA-CM told before their record was in force here. */
+	dp_learner_psn_pair(ln.list);
 	for (struct learned *l = ln.list; l; l = l->next)
 		if (l->pair && !l->paired)
 			dp_learner_pair_write(l);

@@ -9,7 +9,9 @@
  *                     records taken away (a delete here, or in etcd);
  *   dp_learner_cm.c   RDMA-CM connections: which records a REQ and REP
  *                     installed, taken away at a REJ or a DREP (the rules:
- *                     dp_cm_track.c, pure).
+ *                     dp_cm_track.c, pure), and the pair a REP tells;
+ *   dp_learner_psn.c  the pair the PSNs tell, without RDMA-CM (the rule:
+ *                     dp_psn_pair.c, pure).
  */
 #ifndef DP_LEARNER_INT_H
 #define DP_LEARNER_INT_H
@@ -90,6 +92,12 @@ void dp_learner_pair_write(struct learned *l);
 
 /* RDMA-CM (dp_learner_cm.c): one message (@r->cm.attr set); what it removes moves from @list to @out. */
 void dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, uint64_t now);
+/*
+ * Give the unpaired halves of @list the QPN of the half in force here that
+ * answers them or that they answer, told by PSNs (dp_psn_pair.h;
+ * dp_learner_psn.c); dp_learner_pair_write() writes them.  Takes dp.ctl_lock.
+ */
+void dp_learner_psn_pair(struct learned *list);
 /*
  * The QPN that a REP delivered here pairs the half it makes the learner
  * learn with (its receiver's, which the REQ named), or 0.

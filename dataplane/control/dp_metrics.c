@@ -208,7 +208,7 @@ learn_put(struct out *o, const struct dp_stats *s)
 		  offsetof(struct dp_learn_stats, cm_removed) },
 		{ "roce_learn_cm_unmatched_total", "RDMA-CM REJ, DREQ and DREP that named no connection of their tenant",
 		  offsetof(struct dp_learn_stats, cm_unmatched) },
-		{ "roce_learn_paired_total", "learned records written naming their source's QPN, which RDMA-CM told",
+		{ "roce_learn_paired_total", "learned records written naming their source's QPN, which a REP or the PSNs told",
 		  offsetof(struct dp_learn_stats, paired) },
 	};
 	static const char *const why[4] = { "quota", "rate", "no_etcd", "other" };

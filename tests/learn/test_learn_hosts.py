@@ -14,7 +14,9 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    renamed back (DestQP 33, source .10), on the fabric with the host IPs and B's
    pqpn, the ICRC valid (zlib and scapy);
 2. B's VM answers to (.10, QP 17): B learns the other half the same way, and
-   the frames reach A's VM in order;
+   the frames reach A's VM in order; then B's VM acknowledges A's SENDs (PSN
+   19) to QP 17: the PSNs tell each switch that the two halves are one
+   connection, without RDMA-CM, and both hold it whole;
 3. (after 4) RDMA-CM laid out as IBTA 1.5 chapter 12 says: REQ, REP and RTU between
    the VMs' QP1s as UD SENDs with the GSI Q_Key: A learns the QP1 records of
    both ends (in etcd, each pqpn allocated by its owner), the MADs arrive
@@ -57,6 +59,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "cluster"))
 import hosts as h  # noqa: E402
 from roce_checks import Checks  # noqa: E402
 from roce_layers import icrc_found, icrc_scapy, icrc_zlib  # noqa: E402
+from scapy.contrib.roce import AETH, BTH  # noqa: E402
+from scapy.layers.inet import IP, UDP  # noqa: E402
 from scapy.layers.l2 import Ether  # noqa: E402
 from scapy.utils import wrpcap  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
@@ -188,6 +192,13 @@ def out_to(hs, n, q):
     return any(c.get("half") in (None, "out") and c.get("remote_vqpn") == q for c in conns(hs, n))
 
 
+def ack_frame(frm, to, dvqpn, psn):
+    """An RC ACKNOWLEDGE from host @frm's VM to @to's VM's QP @dvqpn, answering PSN @psn."""
+    return bytes(Ether(src=h.HOSTS[frm][3], dst=h.HOSTS[frm][2]) /
+                 IP(src=h.HOSTS[frm][4], dst=h.HOSTS[to][4], flags="DF", ttl=64) /
+                 UDP(sport=49152, dport=4791, chksum=0) / BTH(opcode=0x11, dqpn=dvqpn, psn=psn) / AETH(syndrome=0, msn=1))
+
+
 def cc_of(hs, n):
     """Blue's DCQCN counters on switch @n."""
     return (hs.tel(n, "/roce/dcqcn") or {}).get("blue") or {}
@@ -310,6 +321,18 @@ def steps(etcd, hs):
     check(la.get("learned", 0) >= 1 and la.get("etcd_puts", 0) >= 1 and la.get("unresolved") == 0,
           "A learned through etcd, nothing unresolved", la)
     check(lb.get("learned", 0) >= 1 and lb.get("unresolved") == 0, "B learned through etcd", lb)
+
+    # 2b. No RDMA-CM: B's QP 33 acknowledges A's requests (PSN 0 to 19) to A's QP 17, so the PSNs tell
+    # both switches that (vA 17, vB 33) is one connection; each writes its record naming its VM's QPN.
+    hs.drain()
+    hs.send("B", ack_frame("B", "A", 17, 19))
+    got = hs.collect(3, lambda g: len(at(g, "vmA")) >= 1)
+    check([h.roce(d)[1:] for _, d in at(got, "vmA")] == [(17, 19)], "B's ACK reaches A's VM")
+    check(h.until(lambda: whole(hs, "A", 17, 33) and whole(hs, "B", 33, 17), 5, 0.05),
+          "the ACK's PSN pairs the halves: A holds (vA 17, vB 33) and B (vB 33, vA 17) whole")
+    check((etcd.get("qps/blue/%s/33" % VB) or {}).get("peer") == {"vip": VA, "vqpn": 17} and
+          (etcd.get("qps/blue/%s/17" % VA) or {}).get("peer") == {"vip": VB, "vqpn": 33},
+          "and etcd's two records name each other")
 
     # 4. etcd away.
     etcd.stop_all()
