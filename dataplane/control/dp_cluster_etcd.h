@@ -63,6 +63,10 @@ int64_t dp_cluster_lease_grant(long ttl_s);
 int dp_cluster_lease_keepalive(int64_t id);
 int dp_cluster_txn_create(const char *key, const char *val, int64_t lease);
 int dp_cluster_txn_delete(const char *key, int64_t lease);
+/* Revoke lease @id, which deletes every key on it at once: 0, 1 etcd has no such lease, -1 no answer. */
+int dp_cluster_lease_revoke(int64_t id);
+/* Whether @key exists (1, with its lease in *@lease, 0 for none), 0 it does not, -1 no answer. */
+int dp_cluster_key_lease(const char *key, int64_t *lease);
 
 /*
  * Several puts in one transaction (one raft round and fsync for all), each

@@ -32,10 +32,18 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    dropped as `unresolved` once the hold time is over; etcd back;
 5. idle: after qp_idle_s the learners delete their records, and both switches
    drop the connections;
-6. A killed with SIGKILL after learning a new connection: its lease expires,
-   etcd deletes the record, and B drops the connection.
+6. A killed with SIGKILL after learning a new connection and started again at
+   once: A's lease is claimed under learn-leases/10.0.0.1 (on the lease
+   itself); the new A revokes it at start, so the earlier record is gone from
+   etcd within 2 s of the restart (not after the lease's 10 s) and B drops the
+   connection built on it; A counts leases_revoked; the next frame learns the
+   connection again on A's new lease, and it is delivered;
+7. A killed with SIGKILL and not started again: its lease expires, etcd
+   deletes the record, and B drops the connection.
 
-Usage: tests/learn/test_learn_hosts.py BUILD_DIR [--keep]; root; about 40 s.
+Usage: tests/learn/test_learn_hosts.py BUILD_DIR [--keep] [--etcd-port N] [--tag T]; root; about 60 s.
+--etcd-port: the etcd member's client port (N+1 its peer port; default 23850); --tag: the prefix of
+the bridge, veth, netns and DPDK file-prefix names (default l2).
 Final line: "N passed, M failed".
 """
 import os
@@ -229,6 +237,54 @@ def cm_remove_step(etcd, hs):
     check(learn_of(hs, "cm_removed")["B"] == removed["B"] + 1, "B counts it cm_removed")
 
 
+def learn_one(hs, q, psn):
+    """A -> (B, @q): delivered, and B holds the connection (only that one)."""
+    hs.drain()
+    hs.send("A", h.vm_frame("A", "B", q, psn))
+    got = hs.collect(5, lambda g: len(at(g, "vmB")) >= 1)
+    check([h.roce(d)[1:] for _, d in at(got, "vmB")] == [(q, psn)], "A -> (B, %d) learned and delivered" % q,
+          [h.roce(d)[1:] for _, d in at(got, "vmB")])
+    check(h.until(lambda: n_conns(hs, "B") == 1, 5, 0.1), "B has the connection", n_conns(hs, "B"))
+
+
+def restart_step(etcd, hs):
+    """A crash and an immediate restart: the new A revokes the lease its predecessor claimed for
+    host 10.0.0.1, so the predecessor's records go at the restart and not at the lease's expiry."""
+    rec, claim = "qps/blue/%s/36" % VB, "learn-leases/%s" % h.HOSTS["A"][0]
+    learn_one(hs, 36, 0)
+    old = lease_of(etcd, rec)
+    val = etcd.get(claim) or {}
+    check(old and val.get("lease") == old and lease_of(etcd, claim) == old,
+          "A's lease is claimed under %s, on the lease itself" % claim, (val, old, lease_of(etcd, claim)))
+    os.killpg(hs.sw["A"].pid, signal.SIGKILL)
+    hs.sw["A"].wait()
+    t_kill = time.time()
+    del hs.sw["A"]
+    check(etcd.get(rec) is not None, "A killed: its record is still in etcd (its lease lasts 10 s)")
+    check(hs.start(etcd.urls(), ["--learn-hold-ms", "1000"], only=("A",)), "A starts again at once")
+    t_up = time.time()
+    gone = h.until(lambda: etcd.get(rec) is None, 2, 0.01)
+    t_gone = time.time()
+    check(gone and t_gone - t_kill < 8, "the earlier A's record is gone from etcd within 2 s of the restart, "
+          "before its lease could expire", (t_up - t_kill, t_gone - t_kill))
+    print("earlier record gone %.0f ms after A answered again (%.0f ms after the kill)" % (
+        (t_gone - t_up) * 1e3, (t_gone - t_kill) * 1e3))
+    ttl = etcd.ctl("lease", "timetolive", "%x" % (old or 0), "--keys")
+    keys = etcd.ctl("get", "--prefix", "/roce/", "--keys-only").split()
+    check("already expired" in ttl and "/roce/" + rec not in keys and "/roce/" + claim not in keys,
+          "etcdctl: the earlier lease is gone, and with it the record and the claim, seconds before it would "
+          "have expired", (ttl.strip(), keys))
+    check(h.until(lambda: n_conns(hs, "B") == 0, 2, 0.02), "B drops the connection built on it within 2 s",
+          n_conns(hs, "B"))
+    check((hs.tel("A", "/roce/learn") or {}).get("leases_revoked") == 1, "the new A counts leases_revoked 1",
+          hs.tel("A", "/roce/learn"))
+    # Traffic learns the connection again, on the new A's lease, which it claims in turn.
+    learn_one(hs, 36, 1)
+    new = lease_of(etcd, rec)
+    check(new and new != old and (etcd.get(claim) or {}).get("lease") == new,
+          "learned again on the new A's lease, which it claims", (old, new, etcd.get(claim)))
+
+
 def steps(etcd, hs):
     check(etcd.start_all(), "etcd is healthy")
     hs.setup()
@@ -306,16 +362,15 @@ def steps(etcd, hs):
           "and both switches dropped the connections", (n_conns(hs, "A"), n_conns(hs, "B")))
     check((hs.tel("A", "/roce/learn") or {}).get("expired", 0) >= 1, "A counts them expired")
 
-    # 6. A dies: its lease takes its records.
-    hs.drain()
-    hs.send("A", h.vm_frame("A", "B", 36, 0))
-    got = hs.collect(5, lambda g: len(at(g, "vmB")) >= 1)
-    check([h.roce(d)[1:] for _, d in at(got, "vmB")] == [(36, 0)], "A -> (B, 36) learned")
-    check(h.until(lambda: n_conns(hs, "B") == 1, 5, 0.1), "B has the connection")
+    # 6. A dies and comes back at once: it revokes its earlier incarnation's lease.
+    restart_step(etcd, hs)
+
+    # 7. A dies for good: its lease takes its records.
+    learn_one(hs, 37, 0)
     os.killpg(hs.sw["A"].pid, signal.SIGKILL)
     hs.sw["A"].wait()
     del hs.sw["A"]
-    check(h.until(lambda: etcd.get("qps/blue/%s/36" % VB) is None, 20, 0.2),
+    check(h.until(lambda: etcd.get("qps/blue/%s/37" % VB) is None, 20, 0.2),
           "A killed: its lease expires and etcd deletes its record")
     check(h.until(lambda: n_conns(hs, "B") == 0, 5, 0.1), "B drops the connection")
     db = hs.drops("B") or {}
@@ -323,12 +378,17 @@ def steps(etcd, hs):
     check(not bad, "B dropped nothing but frames not meant for it", bad)
 
 
+def option(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
 def main():
     build = sys.argv[1]
     keep = "--keep" in sys.argv
+    tag = option("--tag", "l2")
     work = tempfile.mkdtemp(prefix="learn-hosts-")
-    etcd = h.Etcd(work, ETCD_BASE, 1, "l2")
-    hs = h.Hosts(build, work, "l2", names=("A", "B"), lcores={"A": "0", "B": "1"},
+    etcd = h.Etcd(work, int(option("--etcd-port", ETCD_BASE)), 1, tag)
+    hs = h.Hosts(build, work, tag, names=("A", "B"), lcores={"A": "0", "B": "1"},
                  tenant={"qp_learning": True, "qp_idle_s": 3})
     try:
         steps(etcd, hs)
