@@ -49,7 +49,6 @@ Final line: "N passed, M failed".
 import os
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -93,13 +92,6 @@ def gsi(frm, to, payload, psn):
     return f
 
 
-def mad_of(d):
-    """(DestQP, DETH Q_Key, DETH source QP, source IP, the MAD) of a delivered UD frame."""
-    bth = 14 + 20 + 8
-    return (struct.unpack_from("!I", d, bth + 4)[0] & 0xffffff, struct.unpack_from("!I", d, bth + 12)[0],
-            struct.unpack_from("!I", d, bth + 16)[0] & 0xffffff, d[26:30], d[bth + 20:bth + 20 + 256])
-
-
 def cm_step(etcd, hs):
     # A's QP 18 and B's QP 34: QPNs no data frame has used yet.
     req = cm.mad(cm.CM_CLASS, cm.ATTR["REQ"], 0x1001, cm.req(0x11, 18, 100, VA, VB))
@@ -115,9 +107,9 @@ def cm_step(etcd, hs):
             print("RDMA-CM %s delivered after %.1f ms" % (name, (time.time() - t0) * 1e3))
         delivered += got[:1]
         want = (1, cm.GSI_QKEY, 1, socket.inet_aton(h.HOSTS[frm][4]), m)
-        if not check(len(got) == 1 and mad_of(got[0]) == want,
+        if not check(len(got) == 1 and cm.delivered(got[0]) == want,
                      "RDMA-CM %s from %s's VM reaches %s's byte-identical, to QP1 from QP1 with the GSI Q_Key, "
-                     "from its vip" % (name, frm, to), [mad_of(d)[:4] for d in got]):
+                     "from its vip" % (name, frm, to), [cm.delivered(d)[:4] for d in got]):
             for n in "AB":
                 print(n, "learn:", hs.tel(n, "/roce/learn"), "drops:",
                       {k: v for k, v in (hs.drops(n) or {}).items() if v})
@@ -162,7 +154,7 @@ def mad_to(hs, frm, to, m, psn, name):
     hs.drain()
     hs.send(frm, gsi(frm, to, m, psn))
     got = [d for w, _, d in hs.collect(5, lambda g: any(w == "vm" + to for w, _, _ in g)) if w == "vm" + to]
-    return check(len(got) == 1 and mad_of(got[0])[4] == m, "RDMA-CM %s from %s's VM reaches %s's" % (name, frm, to),
+    return check(len(got) == 1 and cm.delivered(got[0])[4] == m, "RDMA-CM %s from %s's VM reaches %s's" % (name, frm, to),
                  len(got))
 
 
