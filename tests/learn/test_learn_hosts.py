@@ -230,13 +230,14 @@ def cm_remove_step(etcd, hs):
 
 
 def learn_one(hs, q, psn):
-    """A -> (B, @q): delivered, and B holds the connection (only that one)."""
+    """A -> (B, @q): delivered, and B holds the connection."""
     hs.drain()
     hs.send("A", h.vm_frame("A", "B", q, psn))
     got = hs.collect(5, lambda g: len(at(g, "vmB")) >= 1)
     check([h.roce(d)[1:] for _, d in at(got, "vmB")] == [(q, psn)], "A -> (B, %d) learned and delivered" % q,
           [h.roce(d)[1:] for _, d in at(got, "vmB")])
-    check(h.until(lambda: n_conns(hs, "B") == 1, 5, 0.1), "B has the connection", n_conns(hs, "B"))
+    # By its QP: another learned connection may expire meanwhile (qp_idle_s 3).
+    check(h.until(lambda: q in hs.conns("B"), 5, 0.1), "B has the connection", sorted(hs.conns("B")))
 
 
 def restart_step(etcd, hs):
@@ -266,8 +267,8 @@ def restart_step(etcd, hs):
     check("already expired" in ttl and "/roce/" + rec not in keys and "/roce/" + claim not in keys,
           "etcdctl: the earlier lease is gone, and with it the record and the claim, seconds before it would "
           "have expired", (ttl.strip(), keys))
-    check(h.until(lambda: n_conns(hs, "B") == 0, 2, 0.02), "B drops the connection built on it within 2 s",
-          n_conns(hs, "B"))
+    check(h.until(lambda: 36 not in hs.conns("B"), 2, 0.02), "B drops the connection built on it within 2 s",
+          sorted(hs.conns("B")))
     check((hs.tel("A", "/roce/learn") or {}).get("leases_revoked") == 1, "the new A counts leases_revoked 1",
           hs.tel("A", "/roce/learn"))
     # Traffic learns the connection again, on the new A's lease, which it claims in turn.
