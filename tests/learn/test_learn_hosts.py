@@ -39,13 +39,19 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    connection built on it; A counts leases_revoked; the next frame learns the
    connection again on A's new lease, and it is delivered;
 7. A killed with SIGKILL and not started again: its lease expires, etcd
-   deletes the record, and B drops the connection.
+   deletes the record, and B drops the connection;
+8. another switch of A's host IP, as etcdctl plays it: A started again learns a
+   connection (its claim on its lease), then its lease is revoked and the host
+   claimed on another lease; A, asking for a new lease for its next
+   destination, finds the other claim and writes nothing (`etcd_failed`, the
+   conflict in /roce/cluster's last_error): one writer per host IP.
 
 Usage: tests/learn/test_learn_hosts.py BUILD_DIR [--keep] [--etcd-port N] [--tag T]; root; about 60 s.
 --etcd-port: the etcd member's client port (N+1 its peer port; default 23850); --tag: the prefix of
 the bridge, veth, netns and DPDK file-prefix names (default l2).
 Final line: "N passed, M failed".
 """
+import json
 import os
 import signal
 import socket
@@ -278,6 +284,34 @@ def restart_step(etcd, hs):
           "learned again on the new A's lease, which it claims", (old, new, etcd.get(claim)))
 
 
+def conflict_step(etcd, hs):
+    """A second switch of host 10.0.0.1, as etcdctl plays it: it revokes A's lease at its start and
+    claims the host on a lease of its own. A must not write under the host then."""
+    claim = "learn-leases/%s" % h.HOSTS["A"][0]
+    check(hs.start(etcd.urls(), ["--learn-hold-ms", "1000"], only=("A",)), "A starts again")
+    learn_one(hs, 38, 0)
+    mine = lease_of(etcd, claim)
+    out = etcd.ctl("lease", "grant", "30").split()
+    other = out[1] if len(out) > 1 and out[0] == "lease" else "0"
+    etcd.ctl("lease", "revoke", "%x" % (mine or 0))
+    etcd.ctl("put", "--lease=" + other, "/roce/" + claim, json.dumps({"lease": int(other, 16), "node": "other"}))
+    lost = (hs.tel("A", "/roce/learn") or {}).get("leases_lost", 0)
+    check(h.until(lambda: (hs.tel("A", "/roce/learn") or {}).get("leases_lost", 0) > lost, 6, 0.1),
+          "A finds its lease gone at its next keepalive")
+    failed = (hs.tel("A", "/roce/learn") or {}).get("etcd_failed", 0)
+    hs.drain()
+    hs.send("A", h.vm_frame("A", "B", 39, 0))
+    got = hs.collect(2, lambda g: len(at(g, "vmB")) >= 1)
+    learn = hs.tel("A", "/roce/learn") or {}
+    check(not at(got, "vmB") and etcd.get("qps/blue/%s/39" % VB) is None and learn.get("etcd_failed", 0) > failed,
+          "the host claimed by another lease: A writes no record and counts the put failed",
+          (len(at(got, "vmB")), learn.get("etcd_failed"), failed))
+    check("another switch of this host IP" in hs.cluster("A").get("last_error", ""),
+          "and says why in /roce/cluster", hs.cluster("A").get("last_error"))
+    check(lease_of(etcd, claim) == int(other, 16), "the other switch's claim stays")
+    etcd.ctl("lease", "revoke", other)
+
+
 def steps(etcd, hs):
     check(etcd.start_all(), "etcd is healthy")
     hs.setup()
@@ -366,6 +400,8 @@ def steps(etcd, hs):
     check(h.until(lambda: etcd.get("qps/blue/%s/37" % VB) is None, 20, 0.2),
           "A killed: its lease expires and etcd deletes its record")
     check(h.until(lambda: n_conns(hs, "B") == 0, 5, 0.1), "B drops the connection")
+    # 8. Another switch claims A's host IP.
+    conflict_step(etcd, hs)
     db = hs.drops("B") or {}
     bad = {k: v for k, v in db.items() if v and k not in ("no_connection", "not_our_host")}
     check(not bad, "B dropped nothing but frames not meant for it", bad)
