@@ -46,7 +46,7 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    destination, finds the other claim and writes nothing (`etcd_failed`, the
    conflict in /roce/cluster's last_error): one writer per host IP.
 
-Usage: tests/learn/test_learn_hosts.py BUILD_DIR [--keep] [--etcd-port N] [--tag T]; root; about 60 s.
+Usage: tests/learn/test_learn_hosts.py BUILD_DIR [--keep] [--etcd-port N] [--tag T]; root; about 65 s.
 --etcd-port: the etcd member's client port (N+1 its peer port; default 23850); --tag: the prefix of
 the bridge, veth, netns and DPDK file-prefix names (default l2).
 Final line: "N passed, M failed".
