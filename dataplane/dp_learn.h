@@ -107,6 +107,12 @@ struct dp_learn_stats {
 	uint64_t cm_removed, cm_unmatched;
 	/* Records written naming their source's QPN, which a REP or the PSNs told (docs/learning.md, "Pairs"). */
 	uint64_t paired;
+	/*
+	 * Leases of this host's earlier switch (a crash, a restart) revoked at
+	 * start, with every learned record on them; written by the etcd
+	 * transaction thread (dp_cluster_txn.c).
+	 */
+	uint64_t leases_revoked;
 };
 extern struct dp_learn_stats dp_learn_st;
 

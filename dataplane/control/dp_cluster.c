@@ -5,6 +5,7 @@
  * range, watch, compaction and reconnection, pqpn transactions, and
  * /roce/cluster.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,11 @@ kv_take(json_t *kv, bool deleted)
 
 	if (!k64 || !(key = dp_b64_dec(k64, &kn)))
 		return;
+	/* The learners' lease claims (dp_cluster_txn.c) are no records. */
+	if (!strncmp(key, cl.prefix, strlen(cl.prefix)) && !strncmp(key + strlen(cl.prefix), "/learn-leases/", 14)) {
+		free(key);
+		return;
+	}
 	if (deleted) {
 		dp_cluster_rec_del(key);
 	} else {
@@ -297,6 +303,8 @@ cluster_main(void *arg)
 	unsigned backoff_ms = 100;
 
 	RTE_SET_USED(arg);
+	/* An earlier incarnation's learned records revoked first, so that they are never applied here. */
+	dp_cluster_txn_wait_start(3.0);
 	while (!cl.stop) {
 		char *k, *end, req[1024];
 
@@ -391,11 +399,33 @@ dp_cluster_idle(unsigned s)
 	cl.idle_s = s;
 }
 
+/* The learner's lease is claimed under each of this host's uplink IPs (dp_cluster_txn.c). */
+static int
+claims_configure(void)
+{
+	char ips[8][INET6_ADDRSTRLEN], *p[8];
+	unsigned n = 0;
+
+	pthread_mutex_lock(&dp.ctl_lock);
+	for (uint32_t i = 0; dp.ovl && i < dp.ovl->n_host_ips && n < RTE_DIM(ips); i++) {
+		const struct ovl_ip *ip = &dp.ovl->host_ips[i];
+
+		if (inet_ntop(ip->ver == 4 ? AF_INET : AF_INET6, ip->b, ips[n], sizeof(ips[n]))) {
+			p[n] = ips[n];
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&dp.ctl_lock);
+	return dp_cluster_txn_claims(cl.prefix, p, n);
+}
+
 int
 dp_cluster_start(void)
 {
 	if (!cl.configured)
 		return 0;
+	if (claims_configure() < 0)
+		return -1;
 	cl.w.idle_s = cl.idle_s;
 	dp_cluster_rec_init(cl.prefix);
 	cl.stop = cl.interrupt = cl.resync = false;

@@ -271,3 +271,42 @@ out:
 	free(req);
 	return rc;
 }
+
+int
+dp_cluster_lease_revoke(int64_t id)
+{
+	char req[64], *body = NULL;
+	int rc;
+
+	snprintf(req, sizeof(req), "{\"ID\": \"%lld\"}", (long long)id);
+	pthread_mutex_lock(&dp_cluster_st.lock);
+	txn.cur = dp_cluster_st.member;
+	pthread_mutex_unlock(&dp_cluster_st.lock);
+	rc = etcd_post(&txn, "/v3/lease/revoke", req, &body, 5, NULL, NULL);
+	free(body);
+	if (rc == 0)
+		return 0;
+	/* Expired meanwhile (or revoked by another): its keys are gone, which is all that was wanted. */
+	if (strstr(txn.err, "not found"))
+		return 1;
+	dp_cluster_error("/v3/lease/revoke: %s", txn.err);
+	return -1;
+}
+
+int
+dp_cluster_key_lease(const char *key, int64_t *lease)
+{
+	char *k = dp_b64_enc(key, strlen(key)), *req = NULL;
+	json_t *o, *kv;
+	int rc = -1;
+
+	if (k && asprintf(&req, "{\"key\": \"%s\"}", k) >= 0 && (o = txn_post("/v3/kv/range", req))) {
+		kv = json_array_get(json_object_get(o, "kvs"), 0);
+		rc = kv != NULL;
+		*lease = kv ? json_i64(json_object_get(kv, "lease")) : 0;
+		json_decref(o);
+	}
+	free(k);
+	free(req);
+	return rc;
+}

@@ -65,6 +65,10 @@ int dp_cluster_txn_create(const char *key, const char *val, int64_t lease);
 int dp_cluster_txn_delete(const char *key, int64_t lease);
 /* @val put at @key, keeping its lease, while it is on @lease (a learner's record paired). */
 int dp_cluster_txn_replace(const char *key, const char *val, int64_t lease);
+/* Revoke lease @id, which deletes every key on it at once: 0, 1 etcd has no such lease, -1 no answer. */
+int dp_cluster_lease_revoke(int64_t id);
+/* Whether @key exists (1, with its lease in *@lease, 0 for none), 0 it does not, -1 no answer. */
+int dp_cluster_key_lease(const char *key, int64_t *lease);
 
 /*
  * Several puts in one transaction (one raft round and fsync for all), each

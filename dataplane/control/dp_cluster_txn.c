@@ -12,17 +12,30 @@
  * puts where etcd has no such key, on a lease of the switch that this thread
  * grants at the first one and keeps alive (a switch that dies leaves nothing
  * behind once its lease expires), and deletes of them.
+ *
+ * The lease is claimed per host: PREFIX/learn-leases/<host ip>, one key per
+ * uplink IP, put on the lease itself when it is granted.  A switch that
+ * restarts after a crash finds its previous incarnation's claim there at
+ * start, before the follower reads anything, and revokes that lease: etcd
+ * deletes every record on it at once, so no switch forwards under them for
+ * the rest of their time.  One switch per host IP is assumed (the cluster's
+ * pqpns are per host IP already); a claim found later, when this switch
+ * grants a lease of its own, is another live switch's, and this one then
+ * writes nothing into etcd and says so (learn puts fail, last_error).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_lcore.h>
 
 #include "dp_cluster_etcd.h"
 #include "dp_cluster_txn.h"
+#include "dp_learn.h"
 
 enum txn_kind { TXN_PQPN, TXN_LEARN_PUT, TXN_LEARN_DELETE, TXN_LEARN_REPLACE };
 
@@ -44,7 +57,87 @@ static struct {
 	pthread_t tid;
 	int64_t lease;            /* the learner's lease, 0 before its first record */
 	double lease_renew;       /* when to send its next keepalive (dp_cluster_mono_s()) */
-} tq = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .tail = &tq.head };
+	char **claim;             /* PREFIX/learn-leases/<host ip>, one per uplink IP */
+	unsigned n_claim;
+	bool checked;             /* the earlier incarnation's claims looked at (and revoked) */
+	bool conflict;            /* another switch claims this host: no lease of ours */
+	bool started;             /* the start-up check was tried (dp_cluster_txn_wait_start()) */
+	pthread_cond_t started_cond;
+} tq = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .tail = &tq.head,
+	 .started_cond = PTHREAD_COND_INITIALIZER };
+
+/*
+ * Start-up: the lease each claim key names, an earlier incarnation's (one
+ * switch per host IP), revoked.  0 when every key was looked at.
+ */
+static int
+claims_revoke(void)
+{
+	for (unsigned i = 0; i < tq.n_claim; i++) {
+		int64_t old = 0;
+		int rc = dp_cluster_key_lease(tq.claim[i], &old);
+
+		if (rc < 0)
+			return -1;
+		if (rc == 0 || old <= 0)
+			continue;
+		rc = dp_cluster_lease_revoke(old);
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
+			dp_learn_st.leases_revoked++;
+			fprintf(stderr, "etcd: revoked lease %llx of this host's earlier switch (%s): its learned records "
+				"are gone\n", (long long)old, tq.claim[i]);
+		}
+	}
+	tq.checked = true;
+	return 0;
+}
+
+/* @lease's claim of every host key: 0, or -1 (no answer, or the key is another switch's). */
+static int
+claims_put(int64_t lease)
+{
+	char val[96], host[64] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(val, sizeof(val), "{\"lease\": %lld, \"pid\": %d, \"node\": \"%.40s\"}", (long long)lease,
+		 (int)getpid(), host);
+	for (unsigned i = 0; i < tq.n_claim; i++) {
+		int64_t other = 0;
+
+		switch (dp_cluster_txn_create(tq.claim[i], val, lease)) {
+		case 0:
+			continue;
+		case 1:
+			if (dp_cluster_key_lease(tq.claim[i], &other) == 0)
+				continue; /* gone meanwhile (its lease expired): the next grant claims it */
+			tq.conflict = true;
+			dp_cluster_error("%s is claimed by lease %llx, another switch of this host IP: learned records "
+					 "are not written into etcd", tq.claim[i], (long long)other);
+			return -1;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A new lease, claimed for this host: its ID, or 0 (etcd away, or the host is another switch's). */
+static int64_t
+lease_take(void)
+{
+	int64_t lease;
+
+	if (tq.conflict || (!tq.checked && claims_revoke() < 0) || (lease = dp_cluster_lease_grant(DP_LEARN_LEASE_S)) <= 0)
+		return 0;
+	if (claims_put(lease) < 0) {
+		/* Its claims made so far go with it. */
+		dp_cluster_lease_revoke(lease);
+		return 0;
+	}
+	return lease;
+}
 
 /* The learner's lease: granted, or kept alive when a third of its time has passed; 0 when etcd has none. */
 static int64_t
@@ -63,7 +156,7 @@ lease_keep(bool need)
 			pthread_mutex_unlock(&dp_cluster_st.lock);
 		}
 	}
-	if (need && tq.lease <= 0 && (tq.lease = dp_cluster_lease_grant(DP_LEARN_LEASE_S)) > 0) {
+	if (need && tq.lease <= 0 && (tq.lease = lease_take()) > 0) {
 		tq.lease_renew = now + DP_LEARN_LEASE_S / 3.0;
 		pthread_mutex_lock(&dp_cluster_st.lock);
 		dp_cluster_st.lease = tq.lease;
@@ -153,7 +246,11 @@ static void *
 txn_main(void *arg)
 {
 	RTE_SET_USED(arg);
+	/* Before the follower reads etcd: what an earlier incarnation left goes first. */
+	claims_revoke();
 	pthread_mutex_lock(&tq.lock);
+	tq.started = true;
+	pthread_cond_broadcast(&tq.started_cond);
 	while (!tq.stop) {
 		struct txn *t = tq.head;
 
@@ -252,9 +349,36 @@ dp_cluster_learn_delete(const char *key)
 }
 
 int
+dp_cluster_txn_claims(const char *prefix, char **host_ips, unsigned n)
+{
+	tq.claim = calloc(n ? n : 1, sizeof(*tq.claim));
+	if (!tq.claim)
+		return -1;
+	for (tq.n_claim = 0; tq.n_claim < n; tq.n_claim++)
+		if (asprintf(&tq.claim[tq.n_claim], "%s/learn-leases/%s", prefix, host_ips[tq.n_claim]) < 0)
+			return -1;
+	return 0;
+}
+
+void
+dp_cluster_txn_wait_start(double max_s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)max_s;
+	pthread_mutex_lock(&tq.lock);
+	while (tq.running && !tq.started && !tq.stop)
+		if (pthread_cond_timedwait(&tq.started_cond, &tq.lock, &ts) != 0)
+			break;
+	pthread_mutex_unlock(&tq.lock);
+}
+
+int
 dp_cluster_txn_start(void)
 {
 	tq.stop = false;
+	tq.started = tq.checked = tq.conflict = false;
 	if (rte_ctrl_thread_create(&tq.tid, "roce-etcd-txn", NULL, txn_main, NULL) != 0)
 		return -1;
 	tq.running = true;
@@ -285,4 +409,10 @@ dp_cluster_txn_stop(void)
 		free(t);
 	}
 	tq.tail = &tq.head;
+	tq.lease = 0;
+	for (unsigned i = 0; i < tq.n_claim; i++)
+		free(tq.claim[i]);
+	free(tq.claim);
+	tq.claim = NULL;
+	tq.n_claim = 0;
 }

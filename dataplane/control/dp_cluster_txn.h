@@ -18,6 +18,13 @@ int dp_cluster_learn_delete(const char *key);
 int dp_cluster_learn_replace(const char *key, const char *val);
 /* The learner's lease (seconds): a switch that dies leaves its records this long. */
 #define DP_LEARN_LEASE_S 10
+/*
+ * The keys the learner's lease is claimed under: @prefix/learn-leases/<ip>
+ * for each of this host's @n uplink IPs (before dp_cluster_txn_start()).
+ */
+int dp_cluster_txn_claims(const char *prefix, char **host_ips, unsigned n);
+/* Wait, @max_s at most, until the thread has looked at (and revoked) an earlier incarnation's claims. */
+void dp_cluster_txn_wait_start(double max_s);
 int dp_cluster_txn_start(void);
 void dp_cluster_txn_stop(void);
 

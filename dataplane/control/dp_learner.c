@@ -484,6 +484,7 @@ tel_learn(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "etcd_deletes", dp_cluster_st.learn_deletes);
 	rte_tel_data_add_dict_u64(d, "lease", (uint64_t)dp_cluster_st.lease);
 	rte_tel_data_add_dict_u64(d, "leases_lost", dp_cluster_st.lease_lost);
+	rte_tel_data_add_dict_u64(d, "leases_revoked", dp_learn_st.leases_revoked);
 	pthread_mutex_unlock(&dp_cluster_st.lock);
 	rte_tel_data_add_dict_u64(d, "hold_ms", ln.hold_ms);
 	rte_tel_data_add_dict_u64(d, "rate", ln.rate);

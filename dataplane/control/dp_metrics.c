@@ -210,6 +210,9 @@ learn_put(struct out *o, const struct dp_stats *s)
 		  offsetof(struct dp_learn_stats, cm_unmatched) },
 		{ "roce_learn_paired_total", "learned records written naming their source's QPN, which a REP or the PSNs told",
 		  offsetof(struct dp_learn_stats, paired) },
+		{ "roce_learn_leases_revoked_total",
+		  "leases of this host's earlier switch revoked at start, with every learned record on them",
+		  offsetof(struct dp_learn_stats, leases_revoked) },
 	};
 	static const char *const why[4] = { "quota", "rate", "no_etcd", "other" };
 	const struct dp_learn_stats *l = &dp_learn_st;

@@ -306,9 +306,10 @@ class Hosts:
             self.fab[n] = raw_socket(self.link("u", n) + "b")
         self.inj = raw_socket(self.tag + "inj")
 
-    def start(self, etcd_urls, extra=()):
-        """Start every switch with --etcd @etcd_urls; True once all answer telemetry."""
-        for n in self.names:
+    def start(self, etcd_urls, extra=(), only=None):
+        """Start every switch (or those named in @only) with --etcd @etcd_urls; True once all answer
+        telemetry."""
+        for n in only or self.names:
             cfg = os.path.join(self.work, "host-%s.json" % n)
             with open(cfg, "w") as f:
                 json.dump(local_config(n, self.tenant, self.top), f, indent=1)
@@ -322,7 +323,7 @@ class Hosts:
             if self.sw[n] is None:
                 del self.sw[n]
                 return False
-        return all(self.sw[n].poll() is None for n in self.names)
+        return all(self.sw[n].poll() is None for n in only or self.names)
 
     def tel(self, n, cmd):
         return telemetry(self.prefix[n], cmd)

@@ -40,7 +40,7 @@ and 21 -> 41. Steps and what must hold:
 7. the exit summary: drops only no_connection (and wrong_tenant, before the
    first read brought the endpoints), the mbuf pool at its baseline.
 
-Usage: tests/cluster/test_etcd.py BUILD_DIR [--churn N]
+Usage: tests/cluster/test_etcd.py BUILD_DIR [--churn N] [--etcd-port N] [--tag T]
 (--churn: the keys put and deleted in the record map's step, default 10 000)
 """
 import base64
@@ -66,7 +66,9 @@ from roce_layers import BTH  # noqa: E402
 from scapy.all import Ether, IP, UDP, Raw, wrpcap  # noqa: E402
 
 BLUE_VM, BLUE_PORT = "02:00:00:00:aa:10", "02:00:00:00:01:01"
-CLIENT, ALT_CLIENT, PEER = 23790, 23792, 23791
+# --etcd-port N: the member's client port (N+1 its peer port, N+2 its other client port).
+_BASE = int(sys.argv[sys.argv.index("--etcd-port") + 1]) if "--etcd-port" in sys.argv else 23790
+CLIENT, ALT_CLIENT, PEER = _BASE, _BASE + 2, _BASE + 1
 IDLE_S = 2  # --etcd-idle-s: the watch's silence allowed (30 s by default), short to keep the test short
 passed = failed = 0
 
@@ -370,7 +372,7 @@ def main():
     churn = int(sys.argv[sys.argv.index("--churn") + 1]) if "--churn" in sys.argv else 10000
     work = tempfile.mkdtemp(prefix="dlt-etcd-")
     data = os.path.join(work, "etcd")
-    prefix = "dlt-etcd-%d" % os.getpid()
+    prefix = "%s-%d" % (sys.argv[sys.argv.index("--tag") + 1] if "--tag" in sys.argv else "dlt-etcd", os.getpid())
     cfg = os.path.join(work, "local.json")
     sock = os.path.join(work, "ctl.sock")
     with open(cfg, "w") as f:

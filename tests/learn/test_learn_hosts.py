@@ -37,16 +37,29 @@ member on loopback (client port 23850). blue learns its QPs ("qp_learning",
    dropped as `unresolved` once the hold time is over; etcd back;
 5. idle: after qp_idle_s the learners delete their records, and both switches
    drop the connections;
-6. A killed with SIGKILL after learning a new connection: its lease expires,
-   etcd deletes the record, and B drops the connection.
+6. A killed with SIGKILL after learning a new connection and started again at
+   once: A's lease is claimed under learn-leases/10.0.0.1 (on the lease
+   itself); the new A revokes it at start, so the earlier record is gone from
+   etcd within 2 s of the restart (not after the lease's 10 s) and B drops the
+   connection built on it; A counts leases_revoked; the next frame learns the
+   connection again on A's new lease, and it is delivered;
+7. A killed with SIGKILL and not started again: its lease expires, etcd
+   deletes the record, and B drops the connection;
+8. another switch of A's host IP, as etcdctl plays it: A started again learns a
+   connection (its claim on its lease), then its lease is revoked and the host
+   claimed on another lease; A, asking for a new lease for its next
+   destination, finds the other claim and writes nothing (`etcd_failed`, the
+   conflict in /roce/cluster's last_error): one writer per host IP.
 
-Usage: tests/learn/test_learn_hosts.py BUILD_DIR [--keep]; root; about 40 s.
+Usage: tests/learn/test_learn_hosts.py BUILD_DIR [--keep] [--etcd-port N] [--tag T]; root; about 65 s.
+--etcd-port: the etcd member's client port (N+1 its peer port; default 23850); --tag: the prefix of
+the bridge, veth, netns and DPDK file-prefix names (default l2).
 Final line: "N passed, M failed".
 """
+import json
 import os
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -92,13 +105,6 @@ def gsi(frm, to, payload, psn):
     return f
 
 
-def mad_of(d):
-    """(DestQP, DETH Q_Key, DETH source QP, source IP, the MAD) of a delivered UD frame."""
-    bth = 14 + 20 + 8
-    return (struct.unpack_from("!I", d, bth + 4)[0] & 0xffffff, struct.unpack_from("!I", d, bth + 12)[0],
-            struct.unpack_from("!I", d, bth + 16)[0] & 0xffffff, d[26:30], d[bth + 20:bth + 20 + 256])
-
-
 def cm_step(etcd, hs):
     # A's QP 18 and B's QP 34: QPNs no data frame has used yet.
     req = cm.mad(cm.CM_CLASS, cm.ATTR["REQ"], 0x1001, cm.req(0x11, 18, 100, VA, VB))
@@ -114,9 +120,9 @@ def cm_step(etcd, hs):
             print("RDMA-CM %s delivered after %.1f ms" % (name, (time.time() - t0) * 1e3))
         delivered += got[:1]
         want = (1, cm.GSI_QKEY, 1, socket.inet_aton(h.HOSTS[frm][4]), m)
-        if not check(len(got) == 1 and mad_of(got[0]) == want,
+        if not check(len(got) == 1 and cm.delivered(got[0]) == want,
                      "RDMA-CM %s from %s's VM reaches %s's byte-identical, to QP1 from QP1 with the GSI Q_Key, "
-                     "from its vip" % (name, frm, to), [mad_of(d)[:4] for d in got]):
+                     "from its vip" % (name, frm, to), [cm.delivered(d)[:4] for d in got]):
             for n in "AB":
                 print(n, "learn:", hs.tel(n, "/roce/learn"), "drops:",
                       {k: v for k, v in (hs.drops(n) or {}).items() if v})
@@ -179,7 +185,7 @@ def mad_to(hs, frm, to, m, psn, name):
     hs.drain()
     hs.send(frm, gsi(frm, to, m, psn))
     got = [d for w, _, d in hs.collect(5, lambda g: any(w == "vm" + to for w, _, _ in g)) if w == "vm" + to]
-    return check(len(got) == 1 and mad_of(got[0])[4] == m, "RDMA-CM %s from %s's VM reaches %s's" % (name, frm, to),
+    return check(len(got) == 1 and cm.delivered(got[0])[4] == m, "RDMA-CM %s from %s's VM reaches %s's" % (name, frm, to),
                  len(got))
 
 
@@ -274,6 +280,83 @@ def cm_remove_step(etcd, hs):
     check(learn_of(hs, "cm_removed")["B"] == removed["B"] + 1, "B counts it cm_removed")
 
 
+def learn_one(hs, q, psn):
+    """A -> (B, @q): delivered, and B holds the connection."""
+    hs.drain()
+    hs.send("A", h.vm_frame("A", "B", q, psn))
+    got = hs.collect(5, lambda g: len(at(g, "vmB")) >= 1)
+    check([h.roce(d)[1:] for _, d in at(got, "vmB")] == [(q, psn)], "A -> (B, %d) learned and delivered" % q,
+          [h.roce(d)[1:] for _, d in at(got, "vmB")])
+    # By its QP: another learned connection may expire meanwhile (qp_idle_s 3).
+    check(h.until(lambda: q in hs.conns("B"), 5, 0.1), "B has the connection", sorted(hs.conns("B")))
+
+
+def restart_step(etcd, hs):
+    """A crash and an immediate restart: the new A revokes the lease its predecessor claimed for
+    host 10.0.0.1, so the predecessor's records go at the restart and not at the lease's expiry."""
+    rec, claim = "qps/blue/%s/36" % VB, "learn-leases/%s" % h.HOSTS["A"][0]
+    learn_one(hs, 36, 0)
+    old = lease_of(etcd, rec)
+    val = etcd.get(claim) or {}
+    check(old and val.get("lease") == old and lease_of(etcd, claim) == old,
+          "A's lease is claimed under %s, on the lease itself" % claim, (val, old, lease_of(etcd, claim)))
+    os.killpg(hs.sw["A"].pid, signal.SIGKILL)
+    hs.sw["A"].wait()
+    t_kill = time.time()
+    del hs.sw["A"]
+    check(etcd.get(rec) is not None, "A killed: its record is still in etcd (its lease lasts 10 s)")
+    check(hs.start(etcd.urls(), ["--learn-hold-ms", "1000"], only=("A",)), "A starts again at once")
+    t_up = time.time()
+    gone = h.until(lambda: etcd.get(rec) is None, 2, 0.01)
+    t_gone = time.time()
+    check(gone and t_gone - t_kill < 8, "the earlier A's record is gone from etcd within 2 s of the restart, "
+          "before its lease could expire", (t_up - t_kill, t_gone - t_kill))
+    print("earlier record gone %.0f ms after A answered again (%.0f ms after the kill)" % (
+        (t_gone - t_up) * 1e3, (t_gone - t_kill) * 1e3))
+    ttl = etcd.ctl("lease", "timetolive", "%x" % (old or 0), "--keys")
+    keys = etcd.ctl("get", "--prefix", "/roce/", "--keys-only").split()
+    check("already expired" in ttl and "/roce/" + rec not in keys and "/roce/" + claim not in keys,
+          "etcdctl: the earlier lease is gone, and with it the record and the claim, seconds before it would "
+          "have expired", (ttl.strip(), keys))
+    check(h.until(lambda: 36 not in hs.conns("B"), 2, 0.02), "B drops the connection built on it within 2 s",
+          sorted(hs.conns("B")))
+    check((hs.tel("A", "/roce/learn") or {}).get("leases_revoked") == 1, "the new A counts leases_revoked 1",
+          hs.tel("A", "/roce/learn"))
+    # Traffic learns the connection again, on the new A's lease, which it claims in turn.
+    learn_one(hs, 36, 1)
+    new = lease_of(etcd, rec)
+    check(new and new != old and (etcd.get(claim) or {}).get("lease") == new,
+          "learned again on the new A's lease, which it claims", (old, new, etcd.get(claim)))
+
+
+def conflict_step(etcd, hs):
+    """A second switch of host 10.0.0.1, as etcdctl plays it: it revokes A's lease at its start and
+    claims the host on a lease of its own. A must not write under the host then."""
+    claim = "learn-leases/%s" % h.HOSTS["A"][0]
+    check(hs.start(etcd.urls(), ["--learn-hold-ms", "1000"], only=("A",)), "A starts again")
+    learn_one(hs, 38, 0)
+    mine = lease_of(etcd, claim)
+    out = etcd.ctl("lease", "grant", "30").split()
+    other = out[1] if len(out) > 1 and out[0] == "lease" else "0"
+    etcd.ctl("lease", "revoke", "%x" % (mine or 0))
+    etcd.ctl("put", "--lease=" + other, "/roce/" + claim, json.dumps({"lease": int(other, 16), "node": "other"}))
+    lost = (hs.tel("A", "/roce/learn") or {}).get("leases_lost", 0)
+    check(h.until(lambda: (hs.tel("A", "/roce/learn") or {}).get("leases_lost", 0) > lost, 6, 0.1),
+          "A finds its lease gone at its next keepalive")
+    failed = (hs.tel("A", "/roce/learn") or {}).get("etcd_failed", 0)
+    hs.drain()
+    hs.send("A", h.vm_frame("A", "B", 39, 0))
+    got = hs.collect(2, lambda g: len(at(g, "vmB")) >= 1)
+    learn = hs.tel("A", "/roce/learn") or {}
+    check(not at(got, "vmB") and etcd.get("qps/blue/%s/39" % VB) is None and learn.get("etcd_failed", 0) > failed,
+          "the host claimed by another lease: A writes no record and counts the put failed",
+          (len(at(got, "vmB")), learn.get("etcd_failed"), failed))
+    check("another switch of this host IP" in hs.cluster("A").get("last_error", ""),
+          "and says why in /roce/cluster", hs.cluster("A").get("last_error"))
+    check(lease_of(etcd, claim) == int(other, 16), "the other switch's claim stays")
+    etcd.ctl("lease", "revoke", other)
+
+
 def steps(etcd, hs):
     check(etcd.start_all(), "etcd is healthy")
     hs.setup()
@@ -363,29 +446,35 @@ def steps(etcd, hs):
           "and both switches dropped the connections", (n_conns(hs, "A"), n_conns(hs, "B")))
     check((hs.tel("A", "/roce/learn") or {}).get("expired", 0) >= 1, "A counts them expired")
 
-    # 6. A dies: its lease takes its records.
-    hs.drain()
-    hs.send("A", h.vm_frame("A", "B", 36, 0))
-    got = hs.collect(5, lambda g: len(at(g, "vmB")) >= 1)
-    check([h.roce(d)[1:] for _, d in at(got, "vmB")] == [(36, 0)], "A -> (B, 36) learned")
-    check(h.until(lambda: n_conns(hs, "B") == 1, 5, 0.1), "B has the connection")
+    # 6. A dies and comes back at once: it revokes its earlier incarnation's lease.
+    restart_step(etcd, hs)
+
+    # 7. A dies for good: its lease takes its records.
+    learn_one(hs, 37, 0)
     os.killpg(hs.sw["A"].pid, signal.SIGKILL)
     hs.sw["A"].wait()
     del hs.sw["A"]
-    check(h.until(lambda: etcd.get("qps/blue/%s/36" % VB) is None, 20, 0.2),
+    check(h.until(lambda: etcd.get("qps/blue/%s/37" % VB) is None, 20, 0.2),
           "A killed: its lease expires and etcd deletes its record")
     check(h.until(lambda: n_conns(hs, "B") == 0, 5, 0.1), "B drops the connection")
+    # 8. Another switch claims A's host IP.
+    conflict_step(etcd, hs)
     db = hs.drops("B") or {}
     bad = {k: v for k, v in db.items() if v and k not in ("no_connection", "not_our_host")}
     check(not bad, "B dropped nothing but frames not meant for it", bad)
 
 
+def option(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
 def main():
     build = sys.argv[1]
     keep = "--keep" in sys.argv
+    tag = option("--tag", "l2")
     work = tempfile.mkdtemp(prefix="learn-hosts-")
-    etcd = h.Etcd(work, ETCD_BASE, 1, "l2")
-    hs = h.Hosts(build, work, "l2", names=("A", "B"), lcores={"A": "0", "B": "1"},
+    etcd = h.Etcd(work, int(option("--etcd-port", ETCD_BASE)), 1, tag)
+    hs = h.Hosts(build, work, tag, names=("A", "B"), lcores={"A": "0", "B": "1"},
                  tenant={"qp_learning": True, "qp_idle_s": 3}, top={"dcqcn": {"enabled": True, "profile": "nvidia"}})
     try:
         steps(etcd, hs)

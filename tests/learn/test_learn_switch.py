@@ -35,7 +35,8 @@ rest are dropped as `gsi` and counted (`gsi_dropped_rate`, the same in
 (`cm_unmatched`); blue's three MADs all arrive, and the halves its REQ and REP
 installed stay (`cm_removed` 0).
 
-Usage: tests/learn/test_learn_switch.py BUILD_DIR [--keep]; a few seconds.
+Usage: tests/learn/test_learn_switch.py BUILD_DIR [--keep] [--tag T]; a few seconds.
+--tag: the start of the switches' DPDK file prefixes (default learn).
 Final line: "N passed, M failed".
 """
 import json
@@ -73,6 +74,7 @@ V1, V2 = "192.168.1.10", "192.168.1.20"
 SEND_ONLY, ACK, UD_SEND_ONLY = 0x04, 0x11, 0x64
 QUOTA = 40
 SCAN = 10000
+TAG = sys.argv[sys.argv.index("--tag") + 1] if "--tag" in sys.argv else "learn"
 
 
 def config():
@@ -177,7 +179,7 @@ def cm_run(build, work):
     for n, fr in frames.items():
         ins[n], outs[n] = os.path.join(work, "cm-%s.pcap" % n), os.path.join(work, "cm-out-%s.pcap" % n)
         wrpcap(ins[n], [Ether(f) for f in fr])
-    prefix = "learn-cm-%d" % os.getpid()
+    prefix = "%s-cm-%d" % (TAG, os.getpid())
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         metrics_port = probe.getsockname()[1]
@@ -253,7 +255,7 @@ def main():
         paths[name] = os.path.join(work, name + ".pcap")
         wrpcap(paths[name], frames)
     outs = {n: os.path.join(work, "out-%s.pcap" % n) for n in ("vm1", "vm2", "red", "g1", "g2")}
-    prefix = "learn-sw-%d" % os.getpid()
+    prefix = "%s-sw-%d" % (TAG, os.getpid())
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         metrics_port = probe.getsockname()[1]

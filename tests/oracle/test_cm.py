@@ -145,6 +145,14 @@ def frame(src, dst, smac, dmac, psn, payload):
                  Raw(payload))
 
 
+def delivered(d):
+    """(DestQP, DETH Q_Key, DETH source QP, source IP, the MAD) of a UD frame over IPv4, as a switch
+    delivered it: frame()'s inverse."""
+    bth = 14 + 20 + 8
+    return (struct.unpack_from("!I", d, bth + 4)[0] & 0xffffff, struct.unpack_from("!I", d, bth + 12)[0],
+            struct.unpack_from("!I", d, bth + 16)[0] & 0xffffff, d[26:30], d[bth + 20:bth + 20 + 256])
+
+
 def exchange():
     """(frames, expectations): each expectation the class, attribute and CM fields built."""
     a2b = (VIP_A, VIP_B, MAC_A, MAC_B)
