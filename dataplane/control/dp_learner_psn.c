@@ -34,35 +34,65 @@ half_of(const struct ovl *o, uint32_t ci, struct dp_psn_half *x)
 	return x->req_valid || x->ack_valid;
 }
 
+/*
+ * Under ctl_lock only what reads the overlay: every half's PSNs, and which
+ * of them are the learner's own unpaired ones; the index and the matches
+ * after it, so that deltas and telemetry do not wait for them.
+ */
 void
 dp_learner_psn_pair(struct learned *list)
 {
-	struct dp_psn_half *h = NULL, a;
+	struct dp_psn_half *h = NULL;
+	struct dp_psn_index x = { 0 };
+	struct learned **mine = NULL;
+	uint32_t n = 0, n_mine = 0, *at = NULL, t, v;
 	const struct ovl *o;
-	uint32_t n = 0, t, v;
-	bool any = false;
 
-	for (const struct learned *l = list; l && !any; l = l->next)
-		any = !l->pair;
-	if (!any)
+	for (const struct learned *l = list; l && !n_mine; l = l->next)
+		n_mine = !l->pair;
+	if (!n_mine)
 		return;
+	n_mine = 0;
 	pthread_mutex_lock(&dp.ctl_lock);
 	o = dp.ovl;
-	if (!o || !(h = malloc(sizeof(*h) * (o->n_conns + 1))))
+	if (!o || !(h = malloc(sizeof(*h) * (o->n_conns + 1))) || !(at = malloc(sizeof(*at) * (o->n_conns + 1))) ||
+	    !(mine = malloc(sizeof(*mine) * (o->n_conns + 1)))) {
+		pthread_mutex_unlock(&dp.ctl_lock);
 		goto out;
+	}
 	for (uint32_t i = 0; i < o->n_conns; i++)
 		n += half_of(o, i, &h[n]);
-	dp_psn_sort(h, n);
+	/* @h is in slot order: the learner's halves found in it by their slot. */
 	for (struct learned *l = list; l; l = l->next) {
-		const struct dp_psn_half *m;
+		uint32_t lo = 0, hi = n;
 
-		if (l->pair || (v = dp_learner_in_force(o, l, &t)) == OVL_NONE || !o->conns[OVL_V_IDX(v)].half ||
-		    !half_of(o, OVL_V_IDX(v), &a))
+		if (l->pair || (v = dp_learner_in_force(o, l, &t)) == OVL_NONE || !o->conns[OVL_V_IDX(v)].half)
 			continue;
-		if ((m = dp_psn_match(h, n, &a)))
-			l->pair = m->vqpn;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (h[mid].id < OVL_V_IDX(v))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n && h[lo].id == OVL_V_IDX(v)) {
+			mine[n_mine] = l;
+			at[n_mine++] = lo;
+		}
+	}
+	pthread_mutex_unlock(&dp.ctl_lock);
+	if (dp_psn_index(&x, h, n) < 0)
+		goto out;
+	for (uint32_t i = 0; i < n_mine; i++) {
+		const struct dp_psn_half *m = dp_psn_match(&x, &h[at[i]]);
+
+		if (m)
+			mine[i]->pair = m->vqpn;
 	}
 out:
-	pthread_mutex_unlock(&dp.ctl_lock);
+	dp_psn_index_free(&x);
 	free(h);
+	free(at);
+	free(mine);
 }
