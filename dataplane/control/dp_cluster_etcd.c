@@ -152,7 +152,7 @@ dp_cluster_lease_keepalive(int64_t id)
 	if ((o = txn_post("/v3/lease/keepalive", req))) {
 		/* One answer of the stream: {"result": {"ID", "TTL"}}; no TTL when the lease is gone. */
 		r = json_object_get(o, "result");
-		rc = json_i64(json_object_get(r ? r : o, "TTL")) > 0 ? 0 : -1;
+		rc = json_i64(json_object_get(r ? r : o, "TTL")) > 0 ? 0 : 1;
 		json_decref(o);
 	}
 	return rc;

@@ -54,7 +54,7 @@ int dp_cluster_txn_put(const char *key, const char *val, int64_t mod_rev);
 /*
  * The learner's records (dp_learn.c), on the same connection, from the
  * transaction thread: a lease of @ttl_s seconds (its ID, or -1) and its
- * keepalive (0, or -1 when etcd no longer has it); a put of @val at @key
+ * keepalive (0, 1 when etcd no longer has it, -1 no answer); a put of @val at @key
  * on @lease only where etcd has no such key (0 written, 1 the key exists, -1
  * no answer); a delete of @key while it is still on @lease (0, 1 it is not,
  * -1 no answer).

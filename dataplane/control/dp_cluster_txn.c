@@ -146,14 +146,25 @@ lease_keep(bool need)
 	double now = dp_cluster_mono_s();
 
 	if (tq.lease > 0 && now >= tq.lease_renew) {
-		if (dp_cluster_lease_keepalive(tq.lease) == 0) {
+		switch (dp_cluster_lease_keepalive(tq.lease)) {
+		case 0:
 			tq.lease_renew = now + DP_LEARN_LEASE_S / 3.0;
-		} else {
-			/* Gone (expired while etcd was away): its records went with it; a new one. */
+			break;
+		case 1:
+			/* Gone (expired while etcd was away): its records and claims went with it; a new one. */
 			tq.lease = 0;
 			pthread_mutex_lock(&dp_cluster_st.lock);
 			dp_cluster_st.lease_lost++;
 			pthread_mutex_unlock(&dp_cluster_st.lock);
+			break;
+		default:
+			/*
+			 * No answer: the lease may well outlive the outage (etcd renews every
+			 * lease's time when a leader is elected), and its claim with it, which a
+			 * new lease of ours would take for another switch's.  Ask again soon.
+			 */
+			tq.lease_renew = now + 0.5;
+			break;
 		}
 	}
 	if (need && tq.lease <= 0 && (tq.lease = lease_take()) > 0) {

@@ -112,8 +112,9 @@ def cm_step(etcd, hs):
     rtu = cm.mad(cm.CM_CLASS, cm.ATTR["RTU"], 0x1001, bytes(cm.two_ids(0x11, 0x22, 232)))
     hs.drain()
     delivered = []
+    sent = {}
     for i, (frm, to, m, name) in enumerate((("A", "B", req, "REQ"), ("B", "A", rep, "REP"), ("A", "B", rtu, "RTU"))):
-        t0 = time.time()
+        t0 = sent[name] = time.time()
         hs.send(frm, gsi(frm, to, m, i))
         got = [d for w, _, d in hs.collect(5, lambda g: any(w == "vm" + to for w, _, _ in g)) if w == "vm" + to]
         if got:
@@ -144,8 +145,9 @@ def cm_step(etcd, hs):
           "after the REP, A holds its half to (vB, 34) and B its half to (vA, 18), before any data frame")
     # Both QPNs are known: each switch writes its record naming its source's QPN, and the two make a
     # connection whole on both hosts (the reaction point, the switch's CNPs, Estats pairs).
-    check(h.until(lambda: whole(hs, "A", 18, 34) and whole(hs, "B", 34, 18), 5, 0.02),
-          "the REQ and REP pair the halves: A holds (vA 18, vB 34) and B (vB 34, vA 18) as whole connections")
+    if check(h.until(lambda: whole(hs, "A", 18, 34) and whole(hs, "B", 34, 18), 5, 0.02),
+             "the REQ and REP pair the halves: A holds (vA 18, vB 34) and B (vB 34, vA 18) as whole connections"):
+        print("whole on both hosts %.1f ms after the REP was sent" % ((time.time() - sent.get("REP", 0)) * 1e3))
     rec_a, rec_b = etcd.get("qps/blue/%s/34" % VB) or {}, etcd.get("qps/blue/%s/18" % VA) or {}
     check(rec_a.get("peer") == {"vip": VA, "vqpn": 18} and rec_b.get("peer") == {"vip": VB, "vqpn": 34} and
           rec_a.get("pqpn") and rec_b.get("pqpn") and lease_of(etcd, "qps/blue/%s/34" % VB) and
@@ -408,11 +410,13 @@ def steps(etcd, hs):
     # 2b. No RDMA-CM: B's QP 33 acknowledges A's requests (PSN 0 to 19) to A's QP 17, so the PSNs tell
     # both switches that (vA 17, vB 33) is one connection; each writes its record naming its VM's QPN.
     hs.drain()
+    t0 = time.time()
     hs.send("B", ack_frame("B", "A", 17, 19))
     got = hs.collect(3, lambda g: len(at(g, "vmA")) >= 1)
     check([h.roce(d)[1:] for _, d in at(got, "vmA")] == [(17, 19)], "B's ACK reaches A's VM")
-    check(h.until(lambda: whole(hs, "A", 17, 33) and whole(hs, "B", 33, 17), 5, 0.05),
-          "the ACK's PSN pairs the halves: A holds (vA 17, vB 33) and B (vB 33, vA 17) whole")
+    if check(h.until(lambda: whole(hs, "A", 17, 33) and whole(hs, "B", 33, 17), 5, 0.05),
+             "the ACK's PSN pairs the halves: A holds (vA 17, vB 33) and B (vB 33, vA 17) whole"):
+        print("whole on both hosts %.1f ms after the ACK was sent" % ((time.time() - t0) * 1e3))
     check((etcd.get("qps/blue/%s/33" % VB) or {}).get("peer") == {"vip": VA, "vqpn": 17} and
           (etcd.get("qps/blue/%s/17" % VA) or {}).get("peer") == {"vip": VB, "vqpn": 33},
           "and etcd's two records name each other")
