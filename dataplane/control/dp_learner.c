@@ -62,6 +62,7 @@ static struct {
 	bool running;
 	uint32_t next_pqpn;
 	struct learned *list;     /* the learner thread's own */
+	bool pairs_due;           /* some of them know their pair and are not written again yet */
 	double tokens[DP_MAX_TENANTS];
 	uint64_t refill_tsc[DP_MAX_TENANTS];
 } ln = { .hold_ms = 500, .rate = 1000 };
@@ -355,7 +356,7 @@ handle(const struct dp_learn_req *reqs, unsigned n)
 	}
 	for (unsigned i = 0; i < n; i++)
 		if (reqs[i].cm.attr)
-			dp_learner_cm(&reqs[i], &ln.list, &out, rte_rdtsc());
+			dp_learner_cm(&reqs[i], &ln.list, &out, &ln.pairs_due, rte_rdtsc());
 	if (out)
 		dp_learner_forget(out);
 }
@@ -400,18 +401,35 @@ expire(void)
 	pthread_mutex_unlock(&dp.ctl_lock);
 	if (out)
 		dp_learner_forget(out);
-	/* Pairs the PSNs tell, and those RDMA-CM told before their record was in force here. */
+	/* Pairs the PSNs tell (written by pairs_write() next). */
 	dp_learner_psn_pair(ln.list);
-	for (struct learned *l = ln.list; l; l = l->next)
-		if (l->pair && !l->paired)
-			dp_learner_pair_write(l);
+	ln.pairs_due = true;
 	dp_learner_cm_expire(now);
+}
+
+/*
+ * Records whose pair is known and not written yet: told by the PSNs, or by a
+ * REP before the record was in force here (its owner's pqpn still coming).
+ * Every tenth of a second while there are any, so that a REP's pair is not
+ * a second late.
+ */
+static void
+pairs_write(void)
+{
+	bool due = false;
+
+	for (struct learned *l = ln.list; l; l = l->next)
+		if (l->pair && !l->paired) {
+			dp_learner_pair_write(l);
+			due |= !l->paired;
+		}
+	ln.pairs_due = due;
 }
 
 static void *
 learn_main(void *arg)
 {
-	uint64_t next_expire = rte_rdtsc() + rte_get_tsc_hz();
+	uint64_t next_expire = rte_rdtsc() + rte_get_tsc_hz(), next_pairs = 0;
 
 	RTE_SET_USED(arg);
 	while (!ln.stop) {
@@ -424,6 +442,10 @@ learn_main(void *arg)
 		if (rte_rdtsc() >= next_expire) {
 			expire();
 			next_expire = rte_rdtsc() + rte_get_tsc_hz();
+		}
+		if (ln.pairs_due && rte_rdtsc() >= next_pairs) {
+			pairs_write();
+			next_pairs = rte_rdtsc() + rte_get_tsc_hz() / 10;
 		}
 		if (n == 0)
 			usleep(200);

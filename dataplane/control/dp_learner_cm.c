@@ -59,7 +59,7 @@ cm_end(struct dp_cm_conn **pc, struct learned **list, struct learned **out)
  * written again naming the REP's QPN, the sender's own.
  */
 static void
-cm_pair_sender(const struct dp_cm_msg *m, struct learned *list)
+cm_pair_sender(const struct dp_cm_msg *m, struct learned *list, bool *due)
 {
 	uint32_t qa = dp_cm_active_qpn(&cm, m->tslot, &m->to, &m->from, m->remote_id);
 
@@ -70,6 +70,7 @@ cm_pair_sender(const struct dp_cm_msg *m, struct learned *list)
 		    !memcmp(&l->dst, &m->to, sizeof(l->dst))) {
 			l->pair = m->qpn;
 			dp_learner_pair_write(l);
+			*due |= !l->paired;
 			return;
 		}
 }
@@ -88,7 +89,7 @@ dp_learner_cm_pair(const struct dp_learn_req *r)
 }
 
 void
-dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, uint64_t now)
+dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, bool *due, uint64_t now)
 {
 	struct dp_cm_msg m = {
 		.tslot = r->tslot, .attr = r->cm.attr, .local_id = r->cm.local_id, .remote_id = r->cm.remote_id,
@@ -105,7 +106,7 @@ dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learne
 		break;
 	case DP_CM_NOTED:
 		if (m.attr == ROCE_CM_REP)
-			cm_pair_sender(&m, *list);
+			cm_pair_sender(&m, *list, due);
 		break;
 	case DP_CM_UNMATCHED:
 		dp_learn_st.cm_unmatched++;

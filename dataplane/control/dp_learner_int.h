@@ -90,8 +90,13 @@ void dp_learner_forget(struct learned *out);
  */
 void dp_learner_pair_write(struct learned *l);
 
-/* RDMA-CM (dp_learner_cm.c): one message (@r->cm.attr set); what it removes moves from @list to @out. */
-void dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, uint64_t now);
+/*
+ * RDMA-CM (dp_learner_cm.c): one message (@r->cm.attr set); what it removes
+ * moves from @list to @out; *@due is set when a pair it told could not be
+ * written yet.
+ */
+void dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, bool *due,
+		   uint64_t now);
 /*
  * Give the unpaired halves of @list the QPN of the half in force here that
  * answers them or that they answer, told by PSNs (dp_psn_pair.h;

@@ -142,7 +142,9 @@ def cm_step(etcd, hs):
               "tshark decodes the forwarded REQ's Local QPN and Service ID as sent", out)
     # The REQ taught B (vA, 18) and the REP taught A (vB, 34): the first WRITEs do not wait.
     check(h.until(lambda: out_to(hs, "A", 34) and out_to(hs, "B", 18), 5, 0.02),
-          "after the REP, A holds its half to (vB, 34) and B its half to (vA, 18), before any data frame")
+          "after the REP, A holds its half to (vB, 34) and B its half to (vA, 18), before any data frame",
+          ({n: conns(hs, n) for n in "AB"}, etcd.ctl("get", "--prefix", "/roce/qps"),
+           {n: hs.tel(n, "/roce/learn") for n in "AB"}))
     # Both QPNs are known: each switch writes its record naming its source's QPN, and the two make a
     # connection whole on both hosts (the reaction point, the switch's CNPs, Estats pairs).
     if check(h.until(lambda: whole(hs, "A", 18, 34) and whole(hs, "B", 34, 18), 5, 0.02),
