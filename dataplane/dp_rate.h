@@ -85,15 +85,8 @@ void dp_rate_wait(void);
 /* Allocate the DCQCN state of every connection id handed out so far. 0 or -ENOMEM. */
 int dp_rate_cc_alloc(void);
 
-/* Lcore side. */
+/* Lcore side: the latest configuration's rate changes applied (dp_loop.c asks when its overlay is newer). */
 void dp_rate_sync(struct dp_lcore *lc);
-
-static inline void
-dp_rate_check_sync(struct dp_lcore *lc)
-{
-	if (unlikely(lc->ovl->seq != lc->rate.synced_seq))
-		dp_rate_sync(lc);
-}
 
 /*
  * True while the tenant of this port has full queues, or is no longer

@@ -6,6 +6,7 @@
  * packets are admitted on arrival; a packet that needs a charge becomes the
  * cursor and puts the connection in its tenant's fair calendar.
  */
+#include "shaper.h"
 #include "shaper_sched.h"
 
 enum shaper_verdict

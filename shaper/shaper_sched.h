@@ -5,12 +5,12 @@
  * queue limits, the run list of due connections, a connection joining its
  * tenant's fair calendar, admission charging, and a connection whose head is
  * admitted going to the wheel or to the run list.  All inline: they run per
- * packet.  Internal, like shaper_priv.h.
+ * packet.  Internal, like shaper_state.h.
  */
 #ifndef SHAPER_SCHED_H
 #define SHAPER_SCHED_H
 
-#include "shaper_priv.h"
+#include "shaper_state.h"
 
 /* Wheel entities: connection ids, then tenants after them. */
 

@@ -13,7 +13,8 @@
 #include "dp_decide.h"
 #include "dp_s3_decide.h"
 #include "dp_estats.h"
-#include "dp_path.h"
+#include "dp_s4_rewrite.h"
+#include "dp_xlate.h"
 #include "dp_rewrite.h"
 #include "dp_vlan.h"
 

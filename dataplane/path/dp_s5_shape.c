@@ -9,7 +9,9 @@
  */
 #include <rte_ring.h>
 
-#include "dp_path.h"
+#include "dp_hold.h"
+#include "dp_nak.h"
+#include "dp_s5_shape.h"
 #include "dp_rate_int.h"
 
 /* A READ response is counted as packets of this many payload bytes. */
@@ -315,4 +317,26 @@ dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
 	}
 	if (n_dead)
 		rte_pktmbuf_free_bulk(dead, n_dead);
+}
+
+/* Frames the shapers release now, and the CNPs built during the burst. */
+void
+dp_tx_rate(struct dp_lcore *lc, struct dp_txq *tq, uint64_t now)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	struct rte_mbuf *m[DP_BURST];
+	uint16_t port[DP_BURST];
+	unsigned n = dp_rate_dequeue(lc, now, m, port, DP_BURST);
+
+	for (unsigned i = 0; i < n; i++)
+		dp_tx_enqueue(lc, tq, port[i], m[i]);
+	for (uint16_t i = 0; i < r->n_cnp; i++)
+		dp_tx_enqueue(lc, tq, r->cnp_port[i], r->cnp[i]);
+	/*
+	 * Paced frames leave when the shaper says, not up to 100 us later with
+	 * the next drain, and a CNP at once: both are DCQCN's feedback loop.
+	 */
+	if (n || r->n_cnp)
+		dp_tx_flush_all(lc, tq);
+	r->n_cnp = 0;
 }
