@@ -137,6 +137,19 @@ bool shaper_send_now(struct shaper *sh, const struct shaper_pkt *pkt,
 	uint64_t now, struct shaper_out *out);
 
 /*
+ * shaper_send_now() over a burst: packets @pkts[0..n) offered one after the
+ * other at `now`, stopping at the first that must queue.  Returns k, the
+ * number that went, accounted exactly as k calls of shaper_send_now() would
+ * account them (the tenant's buckets and counters are updated once for the
+ * k); pkts[k] and the rest are untouched, and the caller offers them to
+ * shaper_send_now() or shaper_enqueue() in their order.  For packets of one
+ * tenant (it stops at another tenant's) whose `out` the caller does not
+ * need: the packets that went are its to send, in their order.
+ */
+unsigned int shaper_send_now_burst(struct shaper *sh, const struct shaper_pkt *pkts,
+	unsigned int n, uint64_t now);
+
+/*
  * Prefetch a connection's state ahead of shaper_send_now() or
  * shaper_enqueue(), for example for a whole rx burst once its connections
  * are known: with many connections the state is not in the cache, and
