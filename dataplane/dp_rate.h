@@ -107,6 +107,7 @@ struct dp_shape_note {
 	struct shaper_pkt sp;
 	bool shaped;          /* its tenant is shaped: it goes through the shaper */
 	bool foreign;         /* another lcore owns its connection's egress half and reaction point */
+	bool cut;             /* stage 5: through the shaper at once with its burst (dp_s5_shape.c) */
 	uint8_t l3, mf;
 	uint16_t tenant;      /* tenant slot */
 };

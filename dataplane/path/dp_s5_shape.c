@@ -32,6 +32,7 @@ dp_rate_note(struct dp_lcore *lc, struct dp_shape_note *n, uint32_t conn, uint32
 	if (!r->sh || !r->tenants[slot].shaped)
 		return;
 	n->shaped = true;
+	n->cut = false;
 	sp->conn = conn;
 	sp->charge = 0;
 	sp->flags = 0;
@@ -268,6 +269,38 @@ dp_rate_idle(const struct dp_lcore *lc)
 	return a.items_used == 0 && b.items_used == 0;
 }
 
+/*
+ * The shaped frames of a burst of a tenant without DCQCN offered to the
+ * shaper's cut-through together (shaper_send_now_burst()): the tenant's
+ * buckets and counters are updated once for all that go, not once a frame.
+ * Those are marked (note.cut) for dp_s5_shape() to send; it offers the rest
+ * to dp_rate_enqueue() one by one, in their order, as it would have.
+ */
+static void
+cut_burst(struct dp_lcore *lc, struct dp_burst *b)
+{
+	struct shaper_pkt sp[DP_BURST];
+	uint16_t idx[DP_BURST];
+	unsigned n = 0, k;
+
+	for (uint16_t i = 0; i < b->n; i++) {
+		struct dp_pkt *p = &b->p[i];
+
+		if (!dp_pkt_live(p) || !p->note.shaped)
+			continue;
+		/* Stage 2 follows stage 1 of a DCQCN tenant's frame: frame by frame. */
+		if (p->note.mf & MF_CC)
+			break;
+		sp[n] = p->note.sp;
+		sp[n].cookie = (uintptr_t)p->m;
+		sp[n].bytes = p->m->pkt_len;
+		idx[n++] = i;
+	}
+	k = shaper_send_now_burst(lc->rate.sh, sp, n, lc->now);
+	for (unsigned j = 0; j < k; j++)
+		b->p[idx[j]].note.cut = true;
+	lc->stats.shaped += k;
+}
 
 void
 dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
@@ -275,6 +308,9 @@ dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
 	struct rte_mbuf *dead[DP_BURST];
 	uint16_t n_dead = 0;
 
+	/* Only a tenant's port's bursts are shaped (stage 4, dp_rate_note()). */
+	if (!b->uplink && lc->rate.sh && lc->rate.tenants[lc->ovl->tenants[b->tenant].slot].shaped)
+		cut_burst(lc, b);
 	for (uint16_t i = 0; i < b->n; i++) {
 		struct dp_pkt *p = &b->p[i];
 		enum dp_drop why = (enum dp_drop)p->drop;
@@ -282,6 +318,11 @@ dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
 		if (likely(why == DP_DROP_NONE)) {
 			if (p->note.shaped) {
 				bool send_now;
+
+				if (p->note.cut) {
+					dp_tx_enqueue(lc, tq, p->out, p->m);
+					continue;
+				}
 
 				why = dp_rate_enqueue(lc, &p->note, p->m, p->out, &send_now);
 				if (send_now)
