@@ -29,7 +29,7 @@
 #include <rte_mbuf.h>
 
 #include "bench_world.h"
-#include "dp_path.h"
+#include "dp_loop.h"
 #include "dp_offload.h"
 
 #define FRAMES 4096   /* distinct frames cycled through */

@@ -25,7 +25,7 @@
 #include <rte_mbuf.h>
 
 #include "bench_world.h"
-#include "dp_path.h"
+#include "dp_loop.h"
 
 #define FRAMES 4096   /* distinct frames cycled through */
 #define ITERS 2000000

@@ -85,15 +85,8 @@ void dp_rate_wait(void);
 /* Allocate the DCQCN state of every connection id handed out so far. 0 or -ENOMEM. */
 int dp_rate_cc_alloc(void);
 
-/* Lcore side. */
+/* Lcore side: the latest configuration's rate changes applied (dp_loop.c asks when its overlay is newer). */
 void dp_rate_sync(struct dp_lcore *lc);
-
-static inline void
-dp_rate_check_sync(struct dp_lcore *lc)
-{
-	if (unlikely(lc->ovl->seq != lc->rate.synced_seq))
-		dp_rate_sync(lc);
-}
 
 /*
  * True while the tenant of this port has full queues, or is no longer
@@ -114,6 +107,7 @@ struct dp_shape_note {
 	struct shaper_pkt sp;
 	bool shaped;          /* its tenant is shaped: it goes through the shaper */
 	bool foreign;         /* another lcore owns its connection's egress half and reaction point */
+	bool cut;             /* stage 5: through the shaper at once with its burst (dp_s5_shape.c) */
 	uint8_t l3, mf;
 	uint16_t tenant;      /* tenant slot */
 };

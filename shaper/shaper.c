@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shaper.h"
 #include "shaper_sched.h"
 
 static const char *const shaper_drop_names[] = {
@@ -250,25 +251,6 @@ shaper_free(struct shaper *sh)
 {
 	if (sh != NULL)
 		free(sh->alloc);
-}
-
-double
-shaper_ewma_fold(const struct shaper *sh, const struct shaper_tenant *t, uint64_t now,
-	bool *valid)
-{
-	uint64_t el;
-	double s, e;
-
-	*valid = t->ewma_valid;
-	if (now < t->win_start)
-		return t->ewma_bps;
-	el = now - t->win_start;
-	if (el < sh->ewma_ticks)
-		return t->ewma_bps;
-	s = (double)t->win_bytes * 8.0 * (double)sh->hz / (double)el;
-	e = t->ewma_valid ? t->ewma_bps + (s - t->ewma_bps) * 0.25 : s;
-	*valid = true;
-	return e;
 }
 
 /* Configuration. */

@@ -12,6 +12,7 @@
  *
  * Each step is O(1) whatever the number of connections.
  */
+#include "shaper.h"
 #include "shaper_sched.h"
 
 /* A biased tenant time, rounded up to ticks. */

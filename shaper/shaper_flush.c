@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "shaper_priv.h"
+#include "shaper_state.h"
 
 void
 shaper_pools_reset(struct shaper *sh)

@@ -5,12 +5,12 @@
  * queue limits, the run list of due connections, a connection joining its
  * tenant's fair calendar, admission charging, and a connection whose head is
  * admitted going to the wheel or to the run list.  All inline: they run per
- * packet.  Internal, like shaper_priv.h.
+ * packet.  Internal, like shaper_state.h.
  */
 #ifndef SHAPER_SCHED_H
 #define SHAPER_SCHED_H
 
-#include "shaper_priv.h"
+#include "shaper_state.h"
 
 /* Wheel entities: connection ids, then tenants after them. */
 
@@ -272,14 +272,15 @@ tenant_adm_charge(struct shaper_tenant *t, uint64_t bytes, shaper_u128 tnow)
 }
 
 /*
- * Charge a unit that needs it to the tenant's admission bucket and the
- * connection's virtual finish time: the whole message (`charge`) at a first
- * packet that carries one, which opens the message unless it is also the
- * last, else the packet's `bytes`.
+ * A unit that needs a charge, all but the admission bucket's: the whole
+ * message (`charge`) at a first packet that carries one, which opens the
+ * message unless it is also the last, else the packet's `bytes`, added to
+ * the connection's virtual finish time and the tenant's count.  Returns what
+ * the bucket is to be charged.
  */
-static inline void
-unit_charge(struct shaper_tenant *t, struct shaper_conn *c, uint16_t flags,
-	uint32_t bytes, uint32_t msg_charge, shaper_u128 tnow)
+static inline uint64_t
+unit_account(struct shaper_tenant *t, struct shaper_conn *c, uint16_t flags,
+	uint32_t bytes, uint32_t msg_charge)
 {
 	uint64_t charge = bytes;
 
@@ -290,10 +291,23 @@ unit_charge(struct shaper_tenant *t, struct shaper_conn *c, uint16_t flags,
 		if (charge > t->fq_window)
 			t->fq_window = charge < (16u << 20) ? charge : 16u << 20;
 	}
-	if (t->cpb != 0)
-		tenant_adm_charge(t, charge, tnow);
 	c->vfinish += charge;
 	t->charged += charge;
+	return charge;
+}
+
+/*
+ * Charge a unit that needs it to the tenant's admission bucket and the
+ * connection's virtual finish time (unit_account()).
+ */
+static inline void
+unit_charge(struct shaper_tenant *t, struct shaper_conn *c, uint16_t flags,
+	uint32_t bytes, uint32_t msg_charge, shaper_u128 tnow)
+{
+	uint64_t charge = unit_account(t, c, flags, bytes, msg_charge);
+
+	if (t->cpb != 0)
+		tenant_adm_charge(t, charge, tnow);
 }
 
 /* Charge an item that needs it: the whole message at its first packet,

@@ -2,11 +2,11 @@
 /*
  * A tenant's admission bucket shared by several shapers (shaper.h, struct
  * shaper_shared): its set-up and its rate changes.  Charges and the
- * sharers' fairness are in shaper_sched.h and shaper_priv.h, on the path.
+ * sharers' fairness are in shaper_sched.h and shaper_state.h, on the path.
  */
 #include <string.h>
 
-#include "shaper_priv.h"
+#include "shaper_state.h"
 
 /*
  * A shared admission bucket takes rate @cpb (0: none): the first shaper to

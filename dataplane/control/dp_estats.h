@@ -74,18 +74,19 @@ dp_estats_ns(uint64_t tsc)
 }
 
 /*
- * The flags estats/ takes for a frame: the opcode's role flags (rocev2's
- * table), plus the BTH AckReq bit and the IP ECN field.  0 for frames that
- * are neither RC, XRC nor a CNP, which the calls below then ignore.
+ * The flags estats/ takes for a frame: the opcode's role flags @opflags
+ * (rocev2's table, as the parse copied them), plus the BTH AckReq bit and
+ * the IP ECN field.  0 for frames that are neither RC, XRC nor a CNP, which
+ * the calls below then ignore.
  */
 static inline uint32_t
-dp_estats_flags(uint8_t opcode, bool ackreq, unsigned ecn)
+dp_estats_flags(uint8_t opcode, uint32_t opflags, bool ackreq, unsigned ecn)
 {
 	uint32_t f;
 
 	if (!ovl_track_opcode(opcode) && opcode != ROCE_OP_CNP)
 		return 0;
-	f = roce_opcode(opcode)->flags;
+	f = opflags;
 	if (ackreq)
 		f |= ESTATS_F_ACKREQ;
 	if (ecn == 3)
@@ -105,9 +106,10 @@ dp_estats_frame_args(const uint8_t *data, const struct roce_pkt *pkt, uint32_t *
 	unsigned aeth = roce_ext_offset(pkt->exts, ROCE_EXT_AETH);
 	unsigned ecn = pkt->ip_ver == 6 ? (l3[1] >> 4) & 3u : l3[1] & 3u;
 
+
 	*psn = (uint32_t)bth[9] << 16 | (uint32_t)bth[10] << 8 | bth[11];
 	*syn = aeth ? bth[aeth] : 0;
-	return dp_estats_flags(pkt->opcode, (bth[8] & 0x80) != 0, ecn);
+	return dp_estats_flags(pkt->opcode, pkt->flags, (bth[8] & 0x80) != 0, ecn);
 }
 
 /*
@@ -123,19 +125,52 @@ dp_estats_frame_args(const uint8_t *data, const struct roce_pkt *pkt, uint32_t *
  * CNP (stage 3): counts the CE mark and the CNP, nothing else.
  * dp_estats_ingress_frame: the same frame once it is certain to reach L
  * (stage 4): R's requests and answers.
+ *
+ * Whether the path records now, and its clock in ns at the burst's TSC
+ * reading @tsc: what stage 4 reads once a burst for the *_at() calls below
+ * (a pause by /roce/estats/enable then takes effect at the next burst).
  */
-static inline void
-dp_estats_egress_frame(uint32_t state, const uint8_t *data, const struct roce_pkt *pkt, uint64_t tsc)
+static inline bool
+dp_estats_recording(void)
 {
-	struct estats_conn *c = dp_estats_conn(state);
+	return __atomic_load_n(&dp_estats.enabled, __ATOMIC_RELAXED);
+}
+
+/* dp_estats_egress_frame() with Estats known to record and the time in ns. */
+static inline void
+dp_estats_egress_at(uint32_t state, const uint8_t *data, const struct roce_pkt *pkt, uint64_t ns)
+{
+	struct estats_conn *c = dp_estats_state(state);
 	uint32_t psn;
 	unsigned syn;
 
 	if (c) {
 		uint32_t f = dp_estats_frame_args(data, pkt, &psn, &syn);
 
-		estats_egress(c, &dp_estats.prof, f, psn, syn, dp_estats_ns(tsc));
+		estats_egress(c, &dp_estats.prof, f, psn, syn, ns);
 	}
+}
+
+/* dp_estats_ingress_frame() with Estats known to record and the time in ns. */
+static inline void
+dp_estats_ingress_at(uint32_t state, const uint8_t *data, const struct roce_pkt *pkt, uint64_t ns)
+{
+	struct estats_conn *c = dp_estats_state(state);
+	uint32_t psn;
+	unsigned syn;
+
+	if (c) {
+		uint32_t f = dp_estats_frame_args(data, pkt, &psn, &syn) & ~(ESTATS_F_CE | ESTATS_F_CNP);
+
+		estats_ingress(c, &dp_estats.prof, f, psn, syn, ns);
+	}
+}
+
+static inline void
+dp_estats_egress_frame(uint32_t state, const uint8_t *data, const struct roce_pkt *pkt, uint64_t tsc)
+{
+	if (dp_estats_recording())
+		dp_estats_egress_at(state, data, pkt, dp_estats_ns(tsc));
 }
 
 static inline void
@@ -156,15 +191,8 @@ dp_estats_ingress_marks(uint32_t state, const uint8_t *data, const struct roce_p
 static inline void
 dp_estats_ingress_frame(uint32_t state, const uint8_t *data, const struct roce_pkt *pkt, uint64_t tsc)
 {
-	struct estats_conn *c = dp_estats_conn(state);
-	uint32_t psn;
-	unsigned syn;
-
-	if (c) {
-		uint32_t f = dp_estats_frame_args(data, pkt, &psn, &syn) & ~(ESTATS_F_CE | ESTATS_F_CNP);
-
-		estats_ingress(c, &dp_estats.prof, f, psn, syn, dp_estats_ns(tsc));
-	}
+	if (dp_estats_recording())
+		dp_estats_ingress_at(state, data, pkt, dp_estats_ns(tsc));
 }
 
 /*

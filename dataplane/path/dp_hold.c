@@ -12,7 +12,7 @@
 #include <rte_ring.h>
 
 #include "dp_learn.h"
-#include "dp_path.h"
+#include "dp_hold.h"
 #include "dp_rewrite.h"
 
 uint64_t dp_hold_tsc;

@@ -11,9 +11,32 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
-#include "dp_path.h"
+#include "dp_hold.h"
+#include "dp_loop.h"
+#include "dp_s1_classify.h"
+#include "dp_s2_lookup.h"
+#include "dp_s4_rewrite.h"
+#include "dp_s5_shape.h"
+#include "dp_s6_tx.h"
 #include "dp_rate.h"
 #include "dp_estats.h"
+
+/* The rate changes of a newer configuration, taken between bursts. */
+static inline void
+dp_rate_check_sync(struct dp_lcore *lc)
+{
+	if (unlikely(lc->ovl->seq != lc->rate.synced_seq))
+		dp_rate_sync(lc);
+}
+
+/* Stage 1 to 4 over @b, for dp_path_run(). */
+static inline void
+dp_path_stages(struct dp_lcore *lc, struct dp_burst *b)
+{
+	dp_s1_classify(lc, b);
+	dp_s2_lookup(lc, b);
+	dp_s4_rewrite(lc, b);   /* stage 3 inside, frame by frame */
+}
 
 /*
  * One rx burst of port @port through every stage.  With @timed (a constant

@@ -12,7 +12,7 @@
 #include <rte_ring.h>
 
 #include "dp_acl.h"
-#include "dp_path.h"
+#include "dp_nak.h"
 #include "dp_vlan.h"
 
 static inline struct dp_dir_state *

@@ -9,7 +9,8 @@
 
 #include "dp_estats.h"
 
-#include "dp_path.h"
+#include "dp_hold.h"
+#include "dp_s2_lookup.h"
 #include "dp_rewrite.h"
 
 /*

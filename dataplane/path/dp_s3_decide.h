@@ -6,6 +6,7 @@
 #include "dp_decide.h"
 #include "dp_estats.h"
 #include "dp_path.h"
+#include "dp_ud.h"
 #include "dp_rewrite.h"
 
 /*

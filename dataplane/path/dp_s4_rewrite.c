@@ -13,7 +13,8 @@
 #include "dp_decide.h"
 #include "dp_s3_decide.h"
 #include "dp_estats.h"
-#include "dp_path.h"
+#include "dp_s4_rewrite.h"
+#include "dp_xlate.h"
 #include "dp_rewrite.h"
 #include "dp_vlan.h"
 
@@ -75,6 +76,9 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 	const bool shaped = lc->rate.sh && lc->rate.tenants[slot].shaped;
 	uint64_t fwd = 0, hairpin = 0, cnp = 0, mr = 0, bytes = 0, hp_bytes = 0;
 	struct run run = { 0 };
+	/* Estats: whether it records, and its clock, once a burst. */
+	const bool es = dp_estats_recording();
+	const uint64_t es_ns = es ? dp_estats_ns(lc->rx_tsc) : 0;
 
 	for (uint16_t i = 0; i < b->n; i++) {
 		struct dp_pkt *p = &b->p[i];
@@ -103,8 +107,8 @@ rewrite_egress(struct dp_lcore *lc, struct dp_burst *b)
 			/* Answers to L's requests come back on the ingress half, or on R's own connection for a hairpin. */
 			dp_acl_track(&st->egress, likely(!c->hairpin) ? &st->ingress : dp_acl_answers_to_l(o, c),
 				     &p->pkt, p->data);
-			if (likely(!c->hairpin))
-				dp_estats_egress_frame(c->state, p->data, &p->pkt, lc->rx_tsc);
+			if (es && likely(!c->hairpin))
+				dp_estats_egress_at(c->state, p->data, &p->pkt, es_ns);
 			run_add(&run, &st->egress, len);
 		}
 		bytes += len;
@@ -144,6 +148,8 @@ rewrite_ingress(struct dp_lcore *lc, struct dp_burst *b)
 	uint64_t fwd = 0, cnp = 0, mr = 0, t_pkts = 0, t_bytes = 0;
 	uint32_t t_slot = OVL_NONE;
 	struct run run = { 0 };
+	const bool es = dp_estats_recording();
+	const uint64_t es_ns = es ? dp_estats_ns(lc->rx_tsc) : 0;
 
 	for (uint16_t i = 0; i < b->n; i++) {
 		struct dp_pkt *p = &b->p[i];
@@ -170,7 +176,8 @@ rewrite_ingress(struct dp_lcore *lc, struct dp_burst *b)
 			if (unlikely(st->ingress.nak_sent) && (p->pkt.flags & ROCE_OPF_REQ))
 				st->ingress.nak_sent = 0;
 			dp_acl_track(&st->ingress, &st->egress, &p->pkt, p->data);
-			dp_estats_ingress_frame(c->state, p->data, &p->pkt, lc->rx_tsc);
+			if (es)
+				dp_estats_ingress_at(c->state, p->data, &p->pkt, es_ns);
 			run_add(&run, &st->ingress, len);
 		}
 		if (p->tslot != t_slot) {

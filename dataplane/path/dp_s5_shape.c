@@ -9,7 +9,9 @@
  */
 #include <rte_ring.h>
 
-#include "dp_path.h"
+#include "dp_hold.h"
+#include "dp_nak.h"
+#include "dp_s5_shape.h"
 #include "dp_rate_int.h"
 
 /* A READ response is counted as packets of this many payload bytes. */
@@ -30,6 +32,7 @@ dp_rate_note(struct dp_lcore *lc, struct dp_shape_note *n, uint32_t conn, uint32
 	if (!r->sh || !r->tenants[slot].shaped)
 		return;
 	n->shaped = true;
+	n->cut = false;
 	sp->conn = conn;
 	sp->charge = 0;
 	sp->flags = 0;
@@ -266,6 +269,38 @@ dp_rate_idle(const struct dp_lcore *lc)
 	return a.items_used == 0 && b.items_used == 0;
 }
 
+/*
+ * The shaped frames of a burst of a tenant without DCQCN offered to the
+ * shaper's cut-through together (shaper_send_now_burst()): the tenant's
+ * buckets and counters are updated once for all that go, not once a frame.
+ * Those are marked (note.cut) for dp_s5_shape() to send; it offers the rest
+ * to dp_rate_enqueue() one by one, in their order, as it would have.
+ */
+static void
+cut_burst(struct dp_lcore *lc, struct dp_burst *b)
+{
+	struct shaper_pkt sp[DP_BURST];
+	uint16_t idx[DP_BURST];
+	unsigned n = 0, k;
+
+	for (uint16_t i = 0; i < b->n; i++) {
+		struct dp_pkt *p = &b->p[i];
+
+		if (!dp_pkt_live(p) || !p->note.shaped)
+			continue;
+		/* Stage 2 follows stage 1 of a DCQCN tenant's frame: frame by frame. */
+		if (p->note.mf & MF_CC)
+			break;
+		sp[n] = p->note.sp;
+		sp[n].cookie = (uintptr_t)p->m;
+		sp[n].bytes = p->m->pkt_len;
+		idx[n++] = i;
+	}
+	k = shaper_send_now_burst(lc->rate.sh, sp, n, lc->now);
+	for (unsigned j = 0; j < k; j++)
+		b->p[idx[j]].note.cut = true;
+	lc->stats.shaped += k;
+}
 
 void
 dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
@@ -273,6 +308,9 @@ dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
 	struct rte_mbuf *dead[DP_BURST];
 	uint16_t n_dead = 0;
 
+	/* Only a tenant's port's bursts are shaped (stage 4, dp_rate_note()). */
+	if (!b->uplink && lc->rate.sh && lc->rate.tenants[lc->ovl->tenants[b->tenant].slot].shaped)
+		cut_burst(lc, b);
 	for (uint16_t i = 0; i < b->n; i++) {
 		struct dp_pkt *p = &b->p[i];
 		enum dp_drop why = (enum dp_drop)p->drop;
@@ -280,6 +318,11 @@ dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
 		if (likely(why == DP_DROP_NONE)) {
 			if (p->note.shaped) {
 				bool send_now;
+
+				if (p->note.cut) {
+					dp_tx_enqueue(lc, tq, p->out, p->m);
+					continue;
+				}
 
 				why = dp_rate_enqueue(lc, &p->note, p->m, p->out, &send_now);
 				if (send_now)
@@ -315,4 +358,26 @@ dp_s5_shape(struct dp_lcore *lc, struct dp_burst *b, struct dp_txq *tq)
 	}
 	if (n_dead)
 		rte_pktmbuf_free_bulk(dead, n_dead);
+}
+
+/* Frames the shapers release now, and the CNPs built during the burst. */
+void
+dp_tx_rate(struct dp_lcore *lc, struct dp_txq *tq, uint64_t now)
+{
+	struct dp_rate_lcore *r = &lc->rate;
+	struct rte_mbuf *m[DP_BURST];
+	uint16_t port[DP_BURST];
+	unsigned n = dp_rate_dequeue(lc, now, m, port, DP_BURST);
+
+	for (unsigned i = 0; i < n; i++)
+		dp_tx_enqueue(lc, tq, port[i], m[i]);
+	for (uint16_t i = 0; i < r->n_cnp; i++)
+		dp_tx_enqueue(lc, tq, r->cnp_port[i], r->cnp[i]);
+	/*
+	 * Paced frames leave when the shaper says, not up to 100 us later with
+	 * the next drain, and a CNP at once: both are DCQCN's feedback loop.
+	 */
+	if (n || r->n_cnp)
+		dp_tx_flush_all(lc, tq);
+	r->n_cnp = 0;
 }

@@ -2,12 +2,13 @@
 /*
  * Stage 6, tx: the tx buffers of an lcore, one per port, sent when they hold
  * a burst (after each rx burst) or on the drain tick; the NAKs of a
- * revocation and what the shapers release join them.
+ * revocation and what the shapers release (dp_tx_rate(), in
+ * dp_s5_shape.c) join them.
  */
 #include <rte_ethdev.h>
 
 #include "dp_acl.h"
-#include "dp_path.h"
+#include "dp_s6_tx.h"
 #include "dp_rate.h"
 
 void
@@ -57,26 +58,4 @@ dp_tx_naks(struct dp_lcore *lc, struct dp_txq *tq)
 
 	for (unsigned i = 0; i < n; i++)
 		dp_tx_enqueue(lc, tq, port[i], m[i]);
-}
-
-/* Frames the shapers release now, and the CNPs built during the burst. */
-void
-dp_tx_rate(struct dp_lcore *lc, struct dp_txq *tq, uint64_t now)
-{
-	struct dp_rate_lcore *r = &lc->rate;
-	struct rte_mbuf *m[DP_BURST];
-	uint16_t port[DP_BURST];
-	unsigned n = dp_rate_dequeue(lc, now, m, port, DP_BURST);
-
-	for (unsigned i = 0; i < n; i++)
-		dp_tx_enqueue(lc, tq, port[i], m[i]);
-	for (uint16_t i = 0; i < r->n_cnp; i++)
-		dp_tx_enqueue(lc, tq, r->cnp_port[i], r->cnp[i]);
-	/*
-	 * Paced frames leave when the shaper says, not up to 100 us later with
-	 * the next drain, and a CNP at once: both are DCQCN's feedback loop.
-	 */
-	if (n || r->n_cnp)
-		dp_tx_flush_all(lc, tq);
-	r->n_cnp = 0;
 }

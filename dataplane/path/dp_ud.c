@@ -4,7 +4,9 @@
  * on its own, the DETH source QPN included.
  */
 #include "dp_acl.h"
-#include "dp_path.h"
+#include "dp_gsi.h"
+#include "dp_hold.h"
+#include "dp_ud.h"
 #include "dp_rate.h"
 #include "dp_rewrite.h"
 #include "dp_vlan.h"

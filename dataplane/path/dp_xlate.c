@@ -24,7 +24,7 @@
 #include <rte_ip.h>
 
 #include "dp_decide.h"
-#include "dp_path.h"
+#include "dp_xlate.h"
 #include "dp_rewrite.h"
 
 #define IPV4_HL 20u

@@ -71,7 +71,7 @@
 #include <rte_mempool.h>
 #include <rte_net_crc.h>
 
-#include "dp_path.h"
+#include "dp_loop.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

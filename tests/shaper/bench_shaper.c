@@ -35,7 +35,9 @@
  *	to shaper_send_now() first and queues it only when that refuses
  *	("cut_share" says how many went at once).  "tenant-cut" is "tenant"
  *	with shaper_send_now() tried before every shaper_enqueue(): the cost
- *	of a refusal where the tenant binds.  Modes given together, comma
+ *	of a refusal where the tenant binds.  "cut-burst" is "cut" with the
+ *	32 packets of a step offered to shaper_send_now_burst() together (and
+ *	those it leaves one by one).  Modes given together, comma
  *	separated, are measured in the same interleaved rounds.
  *
  *   bench_shaper --csv accuracy
@@ -103,12 +105,12 @@ cmp_double(const void *a, const void *b)
 
 #define ROUNDS		15
 #define MAX_SIZES	8
-#define MAX_MODES	5
+#define MAX_MODES	6
 
-enum bench_mode { M_PACING, M_TENANT, M_OPEN, M_CUT, M_TENANT_CUT };
+enum bench_mode { M_PACING, M_TENANT, M_OPEN, M_CUT, M_TENANT_CUT, M_CUT_BURST };
 
 static const char *const mode_names[MAX_MODES] = {
-	"pacing", "tenant", "open", "cut", "tenant-cut",
+	"pacing", "tenant", "open", "cut", "tenant-cut", "cut-burst",
 };
 
 /* One shaper of n connections and its virtual clock. */
@@ -128,7 +130,7 @@ struct bench {
 static inline bool
 mode_cut(enum bench_mode m)
 {
-	return m == M_CUT || m == M_TENANT_CUT;
+	return m == M_CUT || m == M_TENANT_CUT || m == M_CUT_BURST;
 }
 
 /* A packet arrives: at once if the mode and the shaper allow, else queued.
@@ -153,6 +155,39 @@ arrive(struct bench *b, uint32_t conn)
 	return false;
 }
 
+/* The 32 packets of a step offered to shaper_send_now_burst(), and those it
+ * leaves one by one as arrive() offers them; returns how many left at once. */
+static inline unsigned int
+arrive_burst(struct bench *b)
+{
+	struct shaper_pkt p[32];
+	unsigned int k, done;
+
+	for (unsigned int i = 0; i < 32; i++) {
+		p[i] = (struct shaper_pkt){
+			.cookie = b->seq++, .conn = b->perm[b->next], .bytes = PKT,
+			.flags = SHAPER_PKT_FIRST | SHAPER_PKT_LAST,
+		};
+		if (++b->next == b->n)
+			b->next = 0;
+	}
+	k = shaper_send_now_burst(b->sh, p, 32, b->now);
+	b->cut += k;
+	done = k;
+	for (unsigned int i = k; i < 32; i++) {
+		struct shaper_out o;
+
+		if (shaper_send_now(b->sh, &p[i], b->now, &o)) {
+			b->cut++;
+			done++;
+		} else if (shaper_enqueue(b->sh, &p[i], b->now) != SHAPER_OK) {
+			fprintf(stderr, "bench_shaper: enqueue refused\n");
+			exit(1);
+		}
+	}
+	return done;
+}
+
 /* Advance the clock by one step, send what is due and queue as many (or,
  * not binding, let 32 packets arrive and send them); returns the number of
  * packets. */
@@ -164,17 +199,21 @@ bench_run_step(struct bench *b)
 	unsigned int k;
 
 	b->now += b->step;
-	if (b->mode == M_OPEN || b->mode == M_CUT) {
+	if (b->mode == M_OPEN || b->mode == M_CUT || b->mode == M_CUT_BURST) {
 		/* The burst's connections are known before any is shaped. */
 		for (unsigned int i = 0, k = b->next; i < 32; i++) {
 			shaper_prefetch(b->sh, b->perm[k]);
 			if (++k == b->n)
 				k = 0;
 		}
-		for (unsigned int i = 0; i < 32; i++) {
-			done += arrive(b, b->perm[b->next]);
-			if (++b->next == b->n)
-				b->next = 0;
+		if (b->mode == M_CUT_BURST) {
+			done += arrive_burst(b);
+		} else {
+			for (unsigned int i = 0; i < 32; i++) {
+				done += arrive(b, b->perm[b->next]);
+				if (++b->next == b->n)
+					b->next = 0;
+			}
 		}
 		do {
 			k = shaper_dequeue(b->sh, b->now, out, 32);
@@ -208,7 +247,7 @@ static void
 bench_setup(struct bench *b, uint32_t n, enum bench_mode mode)
 {
 	bool tenant_cap = mode == M_TENANT || mode == M_TENANT_CUT;
-	bool open = mode == M_OPEN || mode == M_CUT;
+	bool open = mode == M_OPEN || mode == M_CUT || mode == M_CUT_BURST;
 	const uint64_t agg_bps = 100000000000ull;
 	struct shaper_params p;
 	struct shaper_tenant_params tp;
@@ -467,6 +506,6 @@ main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: bench_shaper [--min N] [--max N] [--sizes N,N...] [--iters P] "
 		"[--mode M[,M...]] | --csv accuracy|fairness\n"
-		"  modes: pacing, tenant, open, cut, tenant-cut\n");
+		"  modes: pacing, tenant, open, cut, tenant-cut, cut-burst\n");
 	return 2;
 }

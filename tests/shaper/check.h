@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shaper's internal consistency, checked from outside: shared by the
- * unit tests (test_shaper.c, test_shaper_cut.c).  Reads shaper_priv.h.
+ * unit tests (test_shaper.c, test_shaper_cut.c).  Reads shaper_state.h.
  */
 #ifndef SHAPER_TEST_CHECK_H
 #define SHAPER_TEST_CHECK_H
 
 #include <stdio.h>
 
-#include "shaper_priv.h"
+#include "shaper_state.h"
 
 /*
  * Walk every internal structure and check that they agree: each

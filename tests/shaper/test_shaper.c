@@ -20,7 +20,7 @@
 #include <CUnit/Basic.h>
 
 #include "shaper.h"
-#include "shaper_priv.h"
+#include "shaper_state.h"
 #include "sim.h"
 #include "check.h"
 

@@ -14,7 +14,7 @@
 #include <CUnit/Basic.h>
 
 #include "shaper.h"
-#include "shaper_priv.h"
+#include "shaper_state.h"
 #include "sim.h"
 #include "check.h"
 #include "flows.h"

@@ -16,7 +16,7 @@
 #include <CUnit/Basic.h>
 
 #include "shaper.h"
-#include "shaper_priv.h"
+#include "shaper_state.h"
 #include "sim.h"
 
 #define MS		1000000ull	/* Nanoseconds. */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shaper's internal state.  Not part of the API: the tests and the data
- * plane use shaper.h only.
+ * plane use shaper.h only.  The public types come from shaper_types.h, not
+ * shaper.h, so that the library's lower files (flush, the shared bucket, the
+ * scheduling steps) stand below shaper.c, which calls them.
  *
  * Time.  `now` is in ticks.  Timestamps that accumulate packet times carry
  * 32 more bits of fraction (a tick in 32.32 fixed point, held in 128 bits
@@ -15,12 +17,12 @@
  * (now - ts) / cpb, and they are >= 0 when ts <= now.  Charging n bytes is
  * ts = max(ts, now - B * cpb) + n * cpb.  No refill arithmetic per packet.
  */
-#ifndef SHAPER_PRIV_H
-#define SHAPER_PRIV_H
+#ifndef SHAPER_STATE_H
+#define SHAPER_STATE_H
 
 #include <stdint.h>
 
-#include "shaper.h"
+#include "shaper_types.h"
 #include "shaper_wheel.h"
 
 __extension__ typedef unsigned __int128 shaper_u128;
@@ -309,11 +311,27 @@ conn_tx_set(struct shaper_conn *c, unsigned int tx)
 
 /*
  * The achieved-rate EWMA of tenant t folded with its current window, if
- * that window is complete at `now` (shaper.c).  *valid says whether the
+ * that window is complete at `now`.  *valid says whether the
  * result holds a sample.
  */
-double shaper_ewma_fold(const struct shaper *sh, const struct shaper_tenant *t,
-	uint64_t now, bool *valid);
+static inline double
+shaper_ewma_fold(const struct shaper *sh, const struct shaper_tenant *t, uint64_t now,
+	bool *valid)
+{
+	uint64_t el;
+	double s, e;
+
+	*valid = t->ewma_valid;
+	if (now < t->win_start)
+		return t->ewma_bps;
+	el = now - t->win_start;
+	if (el < sh->ewma_ticks)
+		return t->ewma_bps;
+	s = (double)t->win_bytes * 8.0 * (double)sh->hz / (double)el;
+	e = t->ewma_valid ? t->ewma_bps + (s - t->ewma_bps) * 0.25 : s;
+	*valid = true;
+	return e;
+}
 
 /* @t's queues empty and unscheduled: no run list, no fair calendar, not active. */
 static inline void
@@ -358,4 +376,4 @@ ts_rescale(shaper_u128 ts, shaper_u128 now_fp, uint64_t cpb_old, uint64_t cpb_ne
 /* A shared admission bucket takes a rate (shaper_shared.c). */
 void shared_config(struct shaper_shared *s, shaper_u128 tnow, uint64_t cpb, uint64_t burst);
 
-#endif /* SHAPER_PRIV_H */
+#endif /* SHAPER_STATE_H */
