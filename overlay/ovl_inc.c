@@ -142,6 +142,22 @@ tenant_count(struct ovl *h, uint32_t t, int qps, int local, int capped)
 	h->tenants[t].n_capped += (uint32_t)capped;
 }
 
+/* Connection @id goes, and its keys, unless what is built later puts them again. */
+static int
+conn_drop(struct priv *p, struct ovl *h, uint32_t id)
+{
+	const struct ovl_conn *cn = &h->conns[id];
+	struct ovl_key kt, kf;
+
+	if (cn->half) {
+		ovl_half_key(h, cn, &kt);
+		return oi_plan(p, cn->half == OVL_HALF_OUT ? T_TENANT : T_FABRIC, &kt, OVL_NONE) ||
+		       oi_retire(p, K_CONN, id);
+	}
+	ovl_conn_keys(h, cn, &kt, &kf);
+	return oi_plan(p, T_TENANT, &kt, OVL_NONE) || oi_plan(p, T_FABRIC, &kf, OVL_NONE) || oi_retire(p, K_CONN, id);
+}
+
 /* QP @id goes (deleted, or replaced by a new record): its keys and its connection's. */
 static int
 qp_remove(struct priv *p, struct ovl *h, uint32_t id)
@@ -156,18 +172,8 @@ qp_remove(struct priv *p, struct ovl *h, uint32_t id)
 		if (oi_plan(p, T_TENANT, &kt, OVL_NONE) || oi_plan(p, T_FABRIC, &kf, OVL_NONE))
 			return -1;
 	}
-	if (q->conn != OVL_NONE && h->conns[q->conn].half) {
-		const struct ovl_conn *cn = &h->conns[q->conn];
-
-		ovl_half_key(h, cn, &kt);
-		if (oi_plan(p, cn->half == OVL_HALF_OUT ? T_TENANT : T_FABRIC, &kt, OVL_NONE) ||
-		    oi_retire(p, K_CONN, q->conn))
-			return -1;
-	} else if (q->conn != OVL_NONE) {
-		ovl_conn_keys(h, &h->conns[q->conn], &kt, &kf);
-		if (oi_plan(p, T_TENANT, &kt, OVL_NONE) || oi_plan(p, T_FABRIC, &kf, OVL_NONE) || oi_retire(p, K_CONN, q->conn))
-			return -1;
-	}
+	if (q->conn != OVL_NONE && conn_drop(p, h, q->conn))
+		return -1;
 	tenant_count(h, q->tenant, -1, q->local ? -1 : 0, 0);
 	h->live_qps--;
 	return 0;
@@ -312,22 +318,6 @@ fix_push(struct priv *p, uint32_t q, uint32_t peer)
 		return -1;
 	p->fix[p->n_fix++] = (struct fixup){ .qp = q, .peer = peer };
 	return 0;
-}
-
-/* Connection @id goes, and its keys, unless what is built later puts them again. */
-static int
-conn_drop(struct priv *p, struct ovl *h, uint32_t id)
-{
-	const struct ovl_conn *cn = &h->conns[id];
-	struct ovl_key kt, kf;
-
-	if (cn->half) {
-		ovl_half_key(h, cn, &kt);
-		return oi_plan(p, cn->half == OVL_HALF_OUT ? T_TENANT : T_FABRIC, &kt, OVL_NONE) ||
-		       oi_retire(p, K_CONN, id);
-	}
-	ovl_conn_keys(h, cn, &kt, &kf);
-	return oi_plan(p, T_TENANT, &kt, OVL_NONE) || oi_plan(p, T_FABRIC, &kf, OVL_NONE) || oi_retire(p, K_CONN, id);
 }
 
 /*
