@@ -228,6 +228,24 @@ cfg_qp_alone(const struct cfg_qp *q)
 /* Does @r, the record that @q names as its peer, name @q back, with the type that goes with @q's? */
 bool cfg_qp_names_back(const struct cfg_qp *q, const struct cfg_qp *r);
 
+/* What the peer of @q (a QP with "peer") is to the checks of every path. */
+enum cfg_peer_verdict {
+	CFG_PEER_PAIR,            /* its record names @q back with the right type: they connect */
+	CFG_PEER_ALONE,           /* a half, or a learning tenant's end not named back: checked as a half */
+	CFG_PEER_SELF,            /* @q names itself */
+	CFG_PEER_MISSING,         /* no such record */
+	CFG_PEER_TYPE,            /* a record whose type does not go with @q's */
+	CFG_PEER_NOT_BACK,        /* a record that does not name @q */
+};
+
+/*
+ * The verdict on @q's peer, @r being the record that its peer vip and vqpn
+ * name (NULL for none): the rule in one place, which the load, the whole
+ * delta and the batch in place each report in their own words.
+ */
+struct cfg;
+enum cfg_peer_verdict cfg_qp_peer(const struct cfg *c, const struct cfg_qp *q, const struct cfg_qp *r);
+
 enum {
 	CFG_ACC_REMOTE_READ = 1,
 	CFG_ACC_REMOTE_WRITE = 2,

@@ -163,6 +163,7 @@ qp_peer_check(struct cfg_ld *ld, const struct cfg_path *p, uint32_t i)
 	uint32_t need = CFG_QP_KEY_OK | CFG_BIT(CFG_Q_TYPE) | CFG_BIT(CFG_Q_PEER);
 	struct cfg_path rp = { .up = p, .key = NULL, .idx = i };
 	char ips[CFG_IP_STRLEN], qs[96];
+	const char *field, *why;
 	const struct cfg_qp *r;
 	struct qp_key k;
 	long j;
@@ -175,43 +176,35 @@ qp_peer_check(struct cfg_ld *ld, const struct cfg_path *p, uint32_t i)
 	k.qpn = q->peer_vqpn;
 	j = cfg_qp_half(q) ? -1 : (long)cfg_htab_lookup(&ld->qp_by_vqpn, hash_tenant_ip(k.tenant, k.vip, k.qpn),
 							qp_vqpn_match, ld, &k);
-	if (cfg_qp_half(q) || (c->tenants[q->tenant].qp_learning && (uint32_t)j != i &&
-			       (j < 0 || !(ld->qp_ok[j] & need) || !cfg_qp_names_back(q, &c->qps[j])))) {
-		/* A half, or a learning tenant's end not named back (cfg_qp_alone()): checked alone, linked to none. */
-		bool src = ep_find(ld, q->tenant, &q->peer_vip) >= 0;
-		const char *field, *why = cfg_half_check(c, q, src, ips, &field);
-
-		if (why)
+	r = j >= 0 ? &c->qps[j] : NULL;
+	switch (cfg_qp_peer(c, q, r)) {
+	case CFG_PEER_PAIR:
+		q->peer = (int)j;
+		break;
+	case CFG_PEER_ALONE:
+		/* Checked alone, linked to none. */
+		if ((why = cfg_half_check(c, q, ep_find(ld, q->tenant, &q->peer_vip) >= 0, ips, &field)))
 			CFG_REC_ERR(ld, &rp, field, "%s", why);
-		return;
-	}
-	if (j < 0) {
+		break;
+	case CFG_PEER_SELF:
+		CFG_REC_ERR(ld, &rp, "peer", "a QP cannot be its own peer");
+		break;
+	case CFG_PEER_MISSING:
 		CFG_REC_ERR(ld, &rp, "peer", "no QP %s qp %" PRIu32 " in tenant \"%.64s\"",
 			cfg_ip_str(&q->peer_vip, ips), q->peer_vqpn, c->tenants[q->tenant].name);
-		return;
+		break;
+	case CFG_PEER_TYPE:
+		/* Say nothing about a peer whose own type or peer is already reported. */
+		if (ld->qp_ok[j] & CFG_BIT(CFG_Q_TYPE))
+			CFG_REC_ERR(ld, &rp, "peer", "%s is %s, not %s",
+				qp_str(c, (uint32_t)j, qs, sizeof(qs)), cfg_qp_type_names[r->type],
+				cfg_qp_type_names[cfg_qp_peer_type(q->type)]);
+		break;
+	case CFG_PEER_NOT_BACK:
+		if ((ld->qp_ok[j] & CFG_BIT(CFG_Q_TYPE)) && (ld->qp_ok[j] & CFG_BIT(CFG_Q_PEER)))
+			CFG_REC_ERR(ld, &rp, "peer", "%s does not point back", qp_str(c, (uint32_t)j, qs, sizeof(qs)));
+		break;
 	}
-	if ((uint32_t)j == i) {
-		CFG_REC_ERR(ld, &rp, "peer", "a QP cannot be its own peer");
-		return;
-	}
-	r = &c->qps[j];
-	/* Say nothing about a peer whose own type or peer is already reported. */
-	if (!(ld->qp_ok[j] & CFG_BIT(CFG_Q_TYPE)))
-		return;
-	if ((int)r->type != cfg_qp_peer_type(q->type)) {
-		CFG_REC_ERR(ld, &rp, "peer", "%s is %s, not %s",
-			qp_str(c, (uint32_t)j, qs, sizeof(qs)), cfg_qp_type_names[r->type],
-			cfg_qp_type_names[cfg_qp_peer_type(q->type)]);
-		return;
-	}
-	if (!(ld->qp_ok[j] & CFG_BIT(CFG_Q_PEER)))
-		return;
-	if (!r->has_peer_vqpn || r->peer_vqpn != q->vqpn || !cfg_ip_equal(&r->peer_vip, &q->vip)) {
-		CFG_REC_ERR(ld, &rp, "peer", "%s does not point back",
-			qp_str(c, (uint32_t)j, qs, sizeof(qs)));
-		return;
-	}
-	q->peer = (int)j;
 }
 
 void

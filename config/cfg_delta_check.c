@@ -278,43 +278,41 @@ check_peers(struct cfg_dl *d, struct cfg *c, const uint32_t *back, const struct 
 		struct cfg_qp *q = &c->qps[i];
 		struct key3 k = { q->tenant, &q->peer_vip, q->peer_vqpn };
 		const char *why, *field;
+		const struct cfg_qp *p;
 		int64_t j;
 
 		if (!q->has_peer || q->tenant < 0)
 			continue;
 		j = cfg_qp_half(q) ? -1 : cfg_htab_lookup(qp_idx, cfg_dl_key_hash(k.tenant, k.ip, k.id), qp_match, c, &k);
-		if (cfg_qp_half(q) || (c->tenants[q->tenant].qp_learning && (uint32_t)j != i &&
-				       (j < 0 || !cfg_qp_names_back(q, &c->qps[j])))) {
-			/*
-			 * A half, or a learning tenant's end not named back (cfg_qp_alone()): its source
-			 * must be an endpoint; a deleted one is reported here, by the record's key.
-			 */
-			struct key3 ek = { q->tenant, &q->peer_vip, 0 };
-
-			j = cfg_htab_lookup(ep_idx, cfg_dl_key_hash(ek.tenant, ek.ip, 0), ep_match, c, &ek);
+		p = j >= 0 ? &c->qps[j] : NULL;
+		switch (cfg_qp_peer(c, q, p)) {
+		case CFG_PEER_PAIR:
+			q->peer = (int)j;
+			break;
+		case CFG_PEER_ALONE:
+			/* Its source must be an endpoint; a deleted one is reported here, by the record's key. */
+			k.id = 0;
+			j = cfg_htab_lookup(ep_idx, cfg_dl_key_hash(k.tenant, k.ip, 0), ep_match, c, &k);
 			if ((why = cfg_half_check(c, q, j >= 0, ips, &field)))
 				cfg_dl_rec_err(d, CFG_DK_QPS, back[i], field, "%s", why);
-			continue;
-		}
-		if (j < 0) {
+			break;
+		case CFG_PEER_SELF:
+			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "a qp cannot be its own peer");
+			break;
+		case CFG_PEER_MISSING:
 			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "%s qp %" PRIu32 " is not a qp of tenant "
 				       "\"%.64s\"", cfg_ip_str(&q->peer_vip, ips), q->peer_vqpn,
 				       c->tenants[q->tenant].name);
-			continue;
-		}
-
-		const struct cfg_qp *p = &c->qps[j];
-
-		if ((uint32_t)j == i)
-			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "a qp cannot be its own peer");
-		else if ((int)p->type != cfg_qp_peer_type(q->type))
+			break;
+		case CFG_PEER_TYPE:
 			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "the peer is a qp of type %s, not %s",
 				       cfg_qp_type_names[p->type], cfg_qp_type_names[cfg_qp_peer_type(q->type)]);
-		else if (!p->has_peer || !p->has_peer_vqpn || p->peer_vqpn != q->vqpn || !cfg_ip_equal(&p->peer_vip, &q->vip))
+			break;
+		case CFG_PEER_NOT_BACK:
 			cfg_dl_rec_err(d, CFG_DK_QPS, back[i], "peer", "the peer %s qp %" PRIu32 " does not name "
 				       "this qp as its peer", cfg_ip_str(&p->vip, ips), p->vqpn);
-		else
-			q->peer = (int)j;
+			break;
+		}
 	}
 }
 

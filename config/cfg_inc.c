@@ -116,39 +116,23 @@ res_endpoint(struct prep *p, const struct cfg_inc_key *key)
 	return res_find(p, CFG_DK_ENDPOINTS, &ek);
 }
 
-/*
- * A learning tenant's QP that names its peer's vqpn: it connects when its
- * peer's record names it back and is alone (a half) until then
- * (cfg_qp_alone()), so it is checked as a half is.
- */
-static bool
-learned_end(const struct cfg *c, const struct cfg_qp *q)
-{
-	return q->has_peer && q->has_peer_vqpn && q->tenant >= 0 && c->tenants[q->tenant].qp_learning;
-}
-
-/* The QP @q, as it will run, and its peer name each other with the right types (or @q is alone). */
+/* The QP @q, as it will run, and its peer name each other with the right types, or @q may run alone. */
 static bool
 peer_ok(struct prep *p, const struct cfg_qp *q)
 {
-	struct cfg_inc_key pk = { q->tenant, q->peer_vip, q->peer_vqpn };
-	const struct cfg_qp *r;
+	struct cfg_inc_key pk = { q->tenant, q->peer_vip, q->peer_vqpn }, ek = { q->tenant, q->peer_vip, 0 };
 
 	if (!q->has_peer)
 		return true;
-	if (!cfg_qp_half(q) && q->peer_vqpn == q->vqpn && cfg_ip_equal(&q->peer_vip, &q->vip))
-		return false;           /* its own peer */
-	if (learned_end(p->run, q) || cfg_qp_half(q)) {
-		/*
-		 * A half, or a learning tenant's end, paired or alone (cfg_qp_alone()): its
-		 * tenant learns and its source is an endpoint of it (cfg_half_check()).
-		 */
-		struct cfg_inc_key ek = { q->tenant, q->peer_vip, 0 };
-
+	switch (cfg_qp_peer(p->run, q, cfg_qp_half(q) ? NULL : res_find(p, CFG_DK_QPS, &pk))) {
+	case CFG_PEER_PAIR:
+		return true;
+	case CFG_PEER_ALONE:
+		/* Its tenant learns and its source is an endpoint of it (cfg_half_check()). */
 		return p->run->tenants[q->tenant].qp_learning && res_find(p, CFG_DK_ENDPOINTS, &ek);
+	default:
+		return false;
 	}
-	r = res_find(p, CFG_DK_QPS, &pk);
-	return r && cfg_qp_names_back(q, r);
 }
 
 static void

@@ -66,6 +66,22 @@ cfg_qp_names_back(const struct cfg_qp *q, const struct cfg_qp *r)
 	       r->peer_vqpn == q->vqpn && cfg_ip_equal(&r->peer_vip, &q->vip);
 }
 
+enum cfg_peer_verdict
+cfg_qp_peer(const struct cfg *c, const struct cfg_qp *q, const struct cfg_qp *r)
+{
+	if (cfg_qp_half(q))
+		return CFG_PEER_ALONE;
+	if (q->peer_vqpn == q->vqpn && cfg_ip_equal(&q->peer_vip, &q->vip))
+		return CFG_PEER_SELF;
+	if (r && cfg_qp_names_back(q, r))
+		return CFG_PEER_PAIR;
+	if (c->tenants[q->tenant].qp_learning)
+		return CFG_PEER_ALONE;
+	if (!r)
+		return CFG_PEER_MISSING;
+	return (int)r->type != cfg_qp_peer_type(q->type) ? CFG_PEER_TYPE : CFG_PEER_NOT_BACK;
+}
+
 const char *
 cfg_ip_str(const struct cfg_ip *ip, char buf[CFG_IP_STRLEN])
 {
