@@ -27,7 +27,8 @@ static const struct cfg_field ep_key_fields[] = {
 static const struct cfg_field qp_key_fields[] = {
 	CFG_FIELD(struct dl_key, "tenant", CFG_F_REF, CFG_REQUIRED, tenant, .ref = &cfg_ref_tenant),
 	CFG_FIELD(struct dl_key, "vip", CFG_F_IP, CFG_REQUIRED, vip),
-	CFG_FIELD(struct dl_key, "vqpn", CFG_F_QPN, CFG_REQUIRED, id),
+	/* QP1, the GSI QP of a learning tenant's endpoint, has a record of its own: it may be deleted. */
+	CFG_FIELD(struct dl_key, "vqpn", CFG_F_QPN, CFG_REQUIRED, id, .min = ROCE_QPN_GSI_CFG),
 };
 static const struct cfg_field mr_key_fields[] = {
 	CFG_FIELD(struct dl_key, "tenant", CFG_F_REF, CFG_REQUIRED, tenant, .ref = &cfg_ref_tenant),

@@ -400,6 +400,21 @@ test_learned_ends(void)
 	cfg_free(run);
 }
 
+/* An endpoint's QP1 record (RDMA-CM of a learning tenant) is put and deleted by its key, vqpn 1. */
+static void
+test_gsi_record(void)
+{
+	struct cfg *run = load(DOC(BASE_QPS "," QP_HEAD("blue", "192.168.1.20", 1, 8200, "ud") "}"));
+	enum both_path p;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+	CU_ASSERT(qp_at(run, "blue", "192.168.1.20", 1) >= 0);
+	p = run_both(&run, REQ("", "\"qps\":[{\"tenant\":\"blue\",\"vip\":\"192.168.1.20\",\"vqpn\":1}]"), NULL);
+	CU_ASSERT(p == BOTH_INC || p == BOTH_FULL);
+	CU_ASSERT_EQUAL(qp_at(run, "blue", "192.168.1.20", 1), -1);
+	cfg_free(run);
+}
+
 /* A reload: the diff of two files with halves changed, or a learning tenant's endpoint gone. */
 static void
 test_reload_diff(void)
@@ -446,6 +461,7 @@ main(void)
 	CU_add_test(s, "the in-place and whole paths agree", test_paths_agree);
 	CU_add_test(s, "a reload's diff", test_reload_diff);
 	CU_add_test(s, "a learning tenant's ends, alone and paired", test_learned_ends);
+	CU_add_test(s, "an endpoint's QP1 record put and deleted", test_gsi_record);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();
