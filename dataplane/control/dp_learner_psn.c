@@ -76,7 +76,8 @@ dp_learner_psn_pair(struct learned *list)
 			else
 				hi = mid;
 		}
-		if (lo < n && h[lo].id == OVL_V_IDX(v)) {
+		/* Room for one entry a slot of @h: two entries may lead to one half (a key taken by another source). */
+		if (lo < n && h[lo].id == OVL_V_IDX(v) && n_mine <= o->n_conns) {
 			mine[n_mine] = l;
 			at[n_mine++] = lo;
 		}
