@@ -199,6 +199,12 @@ dp_learner_pair_write(struct learned *l)
 		pthread_mutex_unlock(&dp.ctl_lock);
 		return;
 	}
+	if (o->qps[q].rate_bps) {
+		/* An operator gave the record a cap: it is theirs now, not rewritten (it stays a half). */
+		pthread_mutex_unlock(&dp.ctl_lock);
+		l->paired = true;
+		return;
+	}
 	rec = dp_learner_half_json(o->tenants[t].name, &l->dst, l->dqpn, o->qps[q].pqpn, o->qps[q].type, &l->src,
 				   l->pair, false);
 	pthread_mutex_unlock(&dp.ctl_lock);
