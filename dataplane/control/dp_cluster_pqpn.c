@@ -84,19 +84,37 @@ pqpn_free(const char *host, const struct cfg_ip *hip)
 	return pq <= CFG_QPN_MAX ? pq : 0;
 }
 
+/* Does the tenant named @name learn its QPs? */
+static bool
+tenant_learns(const char *name)
+{
+	bool learns = false;
+	int t;
+
+	pthread_mutex_lock(&dp.ctl_lock);
+	if (name && dp.cfg && (t = cfg_tenant_index(dp.cfg, name)) >= 0)
+		learns = dp.cfg->tenants[t].qp_learning;
+	pthread_mutex_unlock(&dp.ctl_lock);
+	return learns;
+}
+
 /*
- * A learned QP (a half: a peer by its vip alone; or an endpoint's QP1) is
- * applied here before its pqpn is written back: the source's switch forwards to the pqpn as soon as
- * it reads it, and its first frames must find the connection in force.
+ * A learned QP (a half: a peer by its vip alone; a learning tenant's end,
+ * which is a half until its peer names it back; or an endpoint's QP1) is
+ * applied here before its pqpn is written back: the source's switch forwards
+ * to the pqpn as soon as it reads it, and its first frames must find the
+ * connection in force.
  */
 static bool
 learned_qp(const json_t *want)
 {
 	json_t *peer = json_object_get(want, "peer"), *vqpn = json_object_get(want, "vqpn");
 
-	/* A half, or an endpoint's QP1 (RDMA-CM of a learning tenant), which a MAD finds the same way. */
-	return (json_is_object(peer) && !json_object_get(peer, "vqpn")) ||
-	       (json_is_integer(vqpn) && json_integer_value(vqpn) == 1);
+	/* An endpoint's QP1 (RDMA-CM of a learning tenant), which a MAD finds the same way. */
+	if (json_is_integer(vqpn) && json_integer_value(vqpn) == 1)
+		return true;
+	return json_is_object(peer) &&
+	       (!json_object_get(peer, "vqpn") || tenant_learns(json_string_value(json_object_get(want, "tenant"))));
 }
 
 /*
