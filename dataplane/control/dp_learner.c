@@ -54,6 +54,8 @@
 /* pqpns the learner gives local destinations: the top half of the 24-bit space. */
 #define LEARN_PQPN_FIRST 0x800000u
 #define LEARN_PQPN_LAST 0xffffffu
+/* Remote destinations followed while their records come (ln.pending); beyond, none is. */
+#define LEARN_PENDING 1024
 
 static struct {
 	uint32_t hold_ms, rate;
@@ -63,6 +65,17 @@ static struct {
 	uint32_t next_pqpn;
 	struct learned *list;     /* the learner thread's own */
 	bool pairs_due;           /* some of them know their pair and are not written again yet */
+	/*
+	 * Remote destinations asked of etcd in the last --learn-hold-ms, not in
+	 * force here yet: a second request meanwhile (a RDMA-CM REP and the
+	 * first frame that follows it) is known, not a second record.
+	 */
+	struct pending {
+		uint32_t tslot, dqpn;
+		struct ovl_ip dst;
+		uint64_t since;
+	} pending[LEARN_PENDING];
+	uint32_t n_pending;
 	double tokens[DP_MAX_TENANTS];
 	uint64_t refill_tsc[DP_MAX_TENANTS];
 } ln = { .hold_ms = 500, .rate = 1000 };
@@ -109,6 +122,26 @@ remember(const struct dp_learn_req *r, bool remote, char *key, uint32_t pair)
 	l->next = ln.list;
 	ln.list = l;
 	dp_learn_st.learned_now++;
+}
+
+/* Is (@tslot, @dst, @dqpn) asked of etcd already, within the hold's time? Forgets what is older. */
+static bool
+pending_has(uint32_t tslot, const struct ovl_ip *dst, uint32_t dqpn, uint64_t now)
+{
+	uint64_t hold = (uint64_t)ln.hold_ms * rte_get_tsc_hz() / 1000;
+
+	for (uint32_t i = 0; i < ln.n_pending;) {
+		const struct pending *e = &ln.pending[i];
+
+		if (now - e->since > hold) {
+			ln.pending[i] = ln.pending[--ln.n_pending];
+			continue;
+		}
+		if (e->tslot == tslot && e->dqpn == dqpn && !memcmp(&e->dst, dst, sizeof(*dst)))
+			return true;
+		i++;
+	}
+	return false;
 }
 
 /* The next pqpn the learner gives a local destination. */
@@ -171,6 +204,8 @@ resolve_remote(const struct dp_learn_req *r, const char *tenant, const struct ov
 	}
 	free(rec);
 	dp_learn_st.learned++;
+	if (ln.n_pending < LEARN_PENDING)
+		ln.pending[ln.n_pending++] = (struct pending){ r->tslot, r->dqpn, *dst, rte_rdtsc() };
 	remember(r, true, key, pair);
 }
 
@@ -230,8 +265,8 @@ decide(const struct ovl *o, struct job *j, const struct job *before, unsigned n_
 			j->v = V_NONE;
 		return;
 	}
-	/* A record of that key already (resolved meanwhile, or another source's): nothing to learn. */
-	if (ovl_lookup_qp(o, t, &j->dst, r->dqpn) != OVL_NONE)
+	/* A record of that key already (resolved meanwhile, or another source's), or asked: nothing to learn. */
+	if (ovl_lookup_qp(o, t, &j->dst, r->dqpn) != OVL_NONE || pending_has(r->tslot, &j->dst, r->dqpn, rte_rdtsc()))
 		j->v = V_KNOWN;
 	else if (!rate_take(r->tslot, rte_rdtsc()))
 		j->v = V_RATE;
