@@ -336,6 +336,9 @@ handle(const struct dp_learn_req *reqs, unsigned n)
 	bool whole = false;
 
 	dp_learn_st.bursts++;
+	for (unsigned i = 0; i < n; i++)
+		if (reqs[i].cm.attr)
+			dp_learner_cm_note(&reqs[i], rte_rdtsc());
 	pthread_mutex_lock(&dp.ctl_lock);
 	for (unsigned i = 0; i < n; i++) {
 		jobs[i].r = &reqs[i];

@@ -88,25 +88,52 @@ dp_learner_cm_pair(const struct dp_learn_req *r)
 	return dp_cm_active_qpn(&cm, r->tslot, &active, &passive, r->cm.remote_id);
 }
 
-void
-dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, bool *due, uint64_t now)
+/* The message of @r as the tracker takes it. */
+static struct dp_cm_msg
+cm_msg(const struct dp_learn_req *r)
 {
 	struct dp_cm_msg m = {
 		.tslot = r->tslot, .attr = r->cm.attr, .local_id = r->cm.local_id, .remote_id = r->cm.remote_id,
 		.qpn = r->cm.qpn,
 	};
-	struct dp_cm_conn **ended;
 
 	/* The request names the local VM first: the sender is it when the message went out. */
 	dp_learner_ip_of(&m.from, r->cm.out ? r->src : r->dst, r->alen);
 	dp_learner_ip_of(&m.to, r->cm.out ? r->dst : r->src, r->alen);
+	return m;
+}
+
+static bool
+sets_up(const struct dp_learn_req *r)
+{
+	return r->cm.attr == ROCE_CM_REQ || r->cm.attr == ROCE_CM_REP;
+}
+
+void
+dp_learner_cm_note(const struct dp_learn_req *r, uint64_t now)
+{
+	struct dp_cm_msg m = cm_msg(r);
+	struct dp_cm_conn **ended;
+
+	if (sets_up(r))
+		dp_cm_track(&cm, &m, now, &ended);     /* a REQ or REP ends nothing */
+}
+
+void
+dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, bool *due, uint64_t now)
+{
+	struct dp_cm_msg m = cm_msg(r);
+	struct dp_cm_conn **ended;
+
+	/* A REQ or REP was noted before the burst's records (dp_learner_cm_note()). */
+	if (sets_up(r)) {
+		if (m.attr == ROCE_CM_REP)
+			cm_pair_sender(&m, *list, due);
+		return;
+	}
 	switch (dp_cm_track(&cm, &m, now, &ended)) {
 	case DP_CM_ENDS:
 		cm_end(ended, list, out);
-		break;
-	case DP_CM_NOTED:
-		if (m.attr == ROCE_CM_REP)
-			cm_pair_sender(&m, *list, due);
 		break;
 	case DP_CM_UNMATCHED:
 		dp_learn_st.cm_unmatched++;

@@ -98,6 +98,12 @@ void dp_learner_pair_write(struct learned *l);
 void dp_learner_cm(const struct dp_learn_req *r, struct learned **list, struct learned **out, bool *due,
 		   uint64_t now);
 /*
+ * A REQ or REP noted before the records of its burst are written, so that a
+ * REP in the same burst as its REQ finds it (dp_learner_cm_pair()); what
+ * the REP pairs and what a REJ or DREP ends come after, in dp_learner_cm().
+ */
+void dp_learner_cm_note(const struct dp_learn_req *r, uint64_t now);
+/*
  * Give the unpaired halves of @list the QPN of the half in force here that
  * answers them or that they answer, told by PSNs (dp_psn_pair.h;
  * dp_learner_psn.c); dp_learner_pair_write() writes them.  Takes dp.ctl_lock.
