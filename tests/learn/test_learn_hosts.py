@@ -345,6 +345,8 @@ def conflict_step(etcd, hs):
     claims the host on a lease of its own. A must not write under the host then."""
     claim = "learn-leases/%s" % h.HOSTS["A"][0]
     check(hs.start(etcd.urls(), ["--learn-hold-ms", "1000"], only=("A",)), "A starts again")
+    # Its endpoints come from etcd, after its earlier claims are looked at: the VM's frames wait for them.
+    check(h.until(lambda: hs.cluster("A").get("records_applied", 0) >= 2, 10, 0.05), "A applied the two endpoints")
     learn_one(hs, 38, 0)
     mine = lease_of(etcd, claim)
     out = etcd.ctl("lease", "grant", "30").split()
