@@ -11,6 +11,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "cu_run.h"
 #include "dp_psn_pair.h"
 
 /* A half from @from to @to of tenant 0 with QP @vqpn. */
@@ -144,7 +145,6 @@ int
 main(void)
 {
 	CU_pSuite s;
-	unsigned failed;
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
@@ -152,9 +152,5 @@ main(void)
 	CU_add_test(s, "a requester's half and the half that answers it", test_requester_and_responder);
 	CU_add_test(s, "the 24-bit wrap, spans, two candidates, tenants", test_edges);
 	CU_add_test(s, "20 000 QPs between two endpoints", test_many);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cu_run_all();
 }
